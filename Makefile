@@ -1,0 +1,114 @@
+# cnt - counting, ranking and standings over archived event logs.
+#
+#   make            build the tools into build/bin
+#   make check      unit tests, CLI tests (bats), fuzz-corpus replay, examples
+#   make check-san  the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test       check + check-san (the README's test command)
+#   make bench      benchmarks (figures, not pass/fail)
+#   make fuzz       run the libFuzzer targets (clang), FUZZ_SECONDS each
+#   make install    PREFIX=/usr/local DESTDIR=
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+CC        ?= cc
+SAN       ?=
+BUILD     ?= $(if $(SAN),build-san,build)
+OPT       ?= $(if $(SAN),-O1,-O2)
+
+WARN      := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
+             -Wmissing-prototypes -Wformat=2 -Wvla -Wwrite-strings \
+             -Wpointer-arith -Wcast-qual -Wundef -Werror
+SANFLAGS  := $(if $(SAN),-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer,)
+CPPFLAGS  += -D_GNU_SOURCE -DCNT_VERSION='"$(VERSION)"' -Ilib -I$(BUILD)/gen
+CFLAGS    ?= $(OPT) -g
+ALLCFLAGS := $(WARN) $(CFLAGS) $(SANFLAGS)
+LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread
+ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
+
+LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_OBJ   := $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schemas.o
+SCHEMAS   := $(sort $(wildcard lib/schemas/*.avsc))
+CMD_SRC   := $(sort $(wildcard cmd/cnt-*.c))
+TOOLS     := $(CMD_SRC:cmd/%.c=$(BUILD)/bin/%)
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+REPLAYS   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
+MAN1      := $(sort $(wildcard man/*.1))
+MAN5      := $(sort $(wildcard man/*.5))
+MAN7      := $(sort $(wildcard man/*.7))
+
+.PHONY: all check check-san test bench fuzz install uninstall clean demo tools units replays
+all: tools
+tools: $(TOOLS)
+units: $(UNITS)
+replays: $(REPLAYS)
+
+$(BUILD)/gen/schemas.c: $(SCHEMAS) scripts/embed-schemas.sh
+	@mkdir -p $(@D)
+	sh scripts/embed-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/lib/schemas.o: $(BUILD)/gen/schemas.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
+
+$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
+
+$(BUILD)/libcnt.a: $(LIB_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bin/%: cmd/%.c $(BUILD)/libcnt.a $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $(wildcard lib/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+
+# Fuzz targets are also linked against a plain driver that replays a corpus,
+# so the test command exercises them without libFuzzer.
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcnt.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcnt.a $(LDLIBS)
+
+check: tools units replays
+	BUILD=$(BUILD) sh tests/run-all.sh
+
+check-san:
+	$(MAKE) SAN=1 check
+
+test: check check-san
+
+bench: tools
+	BUILD=$(BUILD) sh tests/bench/run.sh
+
+FUZZ_SECONDS ?= 60
+fuzz:
+	BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh
+
+demo: tools
+	BUILD=$(BUILD) sh examples/demo.sh
+
+install: tools
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
+		$(DESTDIR)$(PREFIX)/share/cnt/schemas
+	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(MAN1),install -m 0644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/)
+	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
+	$(if $(MAN7),install -m 0644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7/)
+	install -m 0644 $(SCHEMAS) $(DESTDIR)$(PREFIX)/share/cnt/schemas/
+
+uninstall:
+	rm -f $(CMD_SRC:cmd/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) \
+	      $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
+	      $(MAN7:man/%=$(DESTDIR)$(PREFIX)/share/man/man7/%)
+	rm -rf $(DESTDIR)$(PREFIX)/share/cnt
+
+clean:
+	rm -rf build build-san build-fuzz build-bench
