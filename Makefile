@@ -19,7 +19,8 @@ OPT       ?= $(if $(SAN),-O1,-O2)
 WARN      := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes \
              -Wmissing-prototypes -Wformat=2 -Wvla -Wwrite-strings \
              -Wpointer-arith -Wcast-qual -Wundef -Werror
-SANFLAGS  := $(if $(SAN),-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer,)
+comma     := ,
+SANFLAGS  := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-sanitize-recover=all -fno-omit-frame-pointer,)
 CPPFLAGS  += -D_GNU_SOURCE -DCNT_VERSION='"$(VERSION)"' -Ilib -I$(BUILD)/gen
 CFLAGS    ?= $(OPT) -g
 ALLCFLAGS := $(WARN) $(CFLAGS) $(SANFLAGS)

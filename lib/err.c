@@ -17,7 +17,8 @@ int cnt_err_set(cnt_err *err, const char *fmt, ...)
 
 int cnt_err_prefix(cnt_err *err, const char *fmt, ...)
 {
-	char pre[512], old[sizeof(err->msg)];
+	char pre[256], old[sizeof(err->msg)];
+	size_t n;
 	va_list ap;
 
 	if (err == NULL)
@@ -26,6 +27,12 @@ int cnt_err_prefix(cnt_err *err, const char *fmt, ...)
 	vsnprintf(pre, sizeof(pre), fmt, ap);
 	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", pre, old);
+	n = strlen(pre);
+	if (n + 2 >= sizeof(err->msg))
+		return -1;
+	memcpy(err->msg, pre, n);
+	memcpy(err->msg + n, ": ", 2);
+	memcpy(err->msg + n + 2, old, sizeof(err->msg) - n - 2);
+	err->msg[sizeof(err->msg) - 1] = 0;
 	return -1;
 }

@@ -8,7 +8,7 @@ PKGS="make gcc clang libc6-dev pkg-config
 libzstd-dev zlib1g-dev libsnappy-dev liblzma-dev libbz2-dev
 libcsv-dev libjansson-dev libxxhash-dev
 bats tzdata python3 python3-avro python3-zstandard python3-snappy
-zstd jq"
+zstd jq time"
 
 missing=""
 for p in $PKGS; do

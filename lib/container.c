@@ -1,0 +1,512 @@
+/*
+ * container.c - Avro object container reader and writer (see container.h).
+ */
+#include "container.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "binary.h"
+
+static const uint8_t magic[4] = {'O', 'b', 'j', 1};
+
+struct cnt_reader {
+	int fd;
+	char *name;
+	cnt_limits lim;
+	uint8_t *in;
+	size_t in_cap, in_pos, in_len;
+	int eof;
+	uint64_t in_base;      /* stream offset of in[0] */
+	cnt_buf dec;
+	cnt_codec *codec;
+	cnt_codec_id cid;
+	cnt_avro_schema *schema;
+	cnt_meta_kv *meta;
+	size_t nmeta;
+	uint8_t sync[CNT_SYNC_SIZE];
+	unsigned container;
+	uint64_t block_no;
+	uint64_t records;
+};
+
+static uint64_t offset_of(const cnt_reader *r)
+{
+	return r->in_base + r->in_pos;
+}
+
+/* Makes at least n bytes available from in_pos, unless the input ends
+ * first.  Returns the number available (< n only at the end), or -1 on a
+ * read error. */
+static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
+{
+	size_t avail = r->in_len - r->in_pos;
+
+	if (avail >= n || r->eof)
+		return (ssize_t)avail;
+	if (r->in_pos > 0) {
+		memmove(r->in, r->in + r->in_pos, avail);
+		r->in_base += r->in_pos;
+		r->in_pos = 0;
+		r->in_len = avail;
+	}
+	if (n > r->in_cap) {
+		size_t cap = r->in_cap;
+		uint8_t *p;
+
+		while (cap < n)
+			cap *= 2;
+		p = realloc(r->in, cap);
+		if (p == NULL) {
+			cnt_err_set(err, "'%s': out of memory for a %zu-byte read", r->name, n);
+			return -1;
+		}
+		r->in = p;
+		r->in_cap = cap;
+	}
+	while (r->in_len < n && !r->eof) {
+		ssize_t got = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			cnt_err_set(err, "'%s': read error at byte %llu: %s", r->name,
+				(unsigned long long)(r->in_base + r->in_len), strerror(errno));
+			return -1;
+		}
+		if (got == 0)
+			r->eof = 1;
+		r->in_len += (size_t)got;
+	}
+	return (ssize_t)(r->in_len - r->in_pos);
+}
+
+/* Reads a long from the stream; *what names it for messages. */
+static int read_long(cnt_reader *r, int64_t *v, const char *what, cnt_err *err)
+{
+	ssize_t avail = fill(r, 10, err);
+	cnt_cur c;
+
+	if (avail < 0)
+		return -1;
+	c.p = r->in + r->in_pos;
+	c.end = c.p + avail;
+	if (cnt_bin_read_long(&c, v) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: %s", r->name, (unsigned long long)offset_of(r),
+			avail < 10 ? "file ends inside a length: truncated?" : "malformed varint");
+	(void)what;
+	r->in_pos = (size_t)(c.p - r->in);
+	return 0;
+}
+
+static void free_header(cnt_reader *r)
+{
+	for (size_t i = 0; i < r->nmeta; i++) {
+		free(r->meta[i].key);
+		free(r->meta[i].val);
+	}
+	free(r->meta);
+	r->meta = NULL;
+	r->nmeta = 0;
+	cnt_avro_schema_free(r->schema);
+	r->schema = NULL;
+}
+
+static int read_header(cnt_reader *r, cnt_err *err)
+{
+	uint64_t start = offset_of(r);
+	size_t total = 0, cap = 0;
+	const cnt_meta_kv *schema_kv = NULL, *codec_kv = NULL;
+	ssize_t avail = fill(r, 4, err);
+
+	if (avail < 0)
+		return -1;
+	if (avail == 0 && start == 0)
+		return cnt_err_set(err, "'%s': empty input, not an Avro container file", r->name);
+	if (avail < 4 || memcmp(r->in + r->in_pos, magic, 4) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: not an Avro container file (no \"Obj\\x01\" magic)",
+			r->name, (unsigned long long)start);
+	r->in_pos += 4;
+	free_header(r);
+	for (;;) {
+		int64_t count, sz;
+
+		if (read_long(r, &count, "metadata count", err) != 0)
+			return -1;
+		if (count == 0)
+			break;
+		if (count < 0) {
+			if (count == INT64_MIN || read_long(r, &sz, "metadata size", err) != 0)
+				return cnt_err_set(err, "'%s' byte %llu: bad metadata block", r->name, (unsigned long long)offset_of(r));
+			count = -count;
+		}
+		if ((uint64_t)count > 4096 || r->nmeta + (size_t)count > 4096)
+			return cnt_err_set(err, "'%s' byte %llu: header claims %lld metadata entries (bound 4096)",
+				r->name, (unsigned long long)offset_of(r), (long long)count);
+		for (int64_t i = 0; i < count; i++) {
+			int64_t len[2];
+			uint8_t *part[2];
+
+			for (int k = 0; k < 2; k++) {
+				if (read_long(r, &len[k], "metadata length", err) != 0)
+					return -1;
+				if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total)
+					return cnt_err_set(err, "'%s' byte %llu: header metadata larger than %zu bytes (bound max_header)",
+						r->name, (unsigned long long)offset_of(r), r->lim.max_header);
+				total += (size_t)len[k];
+				if (fill(r, (size_t)len[k], err) < len[k])
+					return cnt_err_set(err, "'%s' byte %llu: file ends inside the header: truncated?",
+						r->name, (unsigned long long)offset_of(r));
+				part[k] = malloc((size_t)len[k] + 1);
+				if (part[k] == NULL) {
+					if (k)
+						free(part[0]);
+					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
+				}
+				memcpy(part[k], r->in + r->in_pos, (size_t)len[k]);
+				part[k][len[k]] = 0;
+				r->in_pos += (size_t)len[k];
+			}
+			if (r->nmeta == cap) {
+				size_t ncap = cap ? cap * 2 : 8;
+				cnt_meta_kv *m = realloc(r->meta, ncap * sizeof(*m));
+
+				if (m == NULL) {
+					free(part[0]);
+					free(part[1]);
+					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
+				}
+				r->meta = m;
+				cap = ncap;
+			}
+			r->meta[r->nmeta].key = (char *)part[0];
+			r->meta[r->nmeta].val = part[1];
+			r->meta[r->nmeta].vlen = (size_t)len[1];
+			r->nmeta++;
+		}
+	}
+	if (fill(r, CNT_SYNC_SIZE, err) < CNT_SYNC_SIZE)
+		return cnt_err_set(err, "'%s' byte %llu: file ends inside the header's sync marker: truncated?",
+			r->name, (unsigned long long)offset_of(r));
+	memcpy(r->sync, r->in + r->in_pos, CNT_SYNC_SIZE);
+	r->in_pos += CNT_SYNC_SIZE;
+	for (size_t i = 0; i < r->nmeta; i++) {
+		if (strcmp(r->meta[i].key, "avro.schema") == 0)
+			schema_kv = &r->meta[i];
+		else if (strcmp(r->meta[i].key, "avro.codec") == 0)
+			codec_kv = &r->meta[i];
+	}
+	if (schema_kv == NULL)
+		return cnt_err_set(err, "'%s' byte %llu: header has no avro.schema", r->name, (unsigned long long)start);
+	r->cid = CNT_CODEC_NULL;
+	if (codec_kv && cnt_codec_lookup((const char *)codec_kv->val, codec_kv->vlen, &r->cid) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: unsupported codec '%.*s' (supported: null, deflate, snappy, xz, zstandard, bzip2)",
+			r->name, (unsigned long long)start, (int)(codec_kv->vlen > 64 ? 64 : codec_kv->vlen), (const char *)codec_kv->val);
+	r->schema = cnt_avro_schema_parse((const char *)schema_kv->val, schema_kv->vlen, err);
+	if (r->schema == NULL)
+		return cnt_err_prefix(err, "'%s' byte %llu: avro.schema", r->name, (unsigned long long)start);
+	r->container++;
+	r->block_no = 0;
+	return 0;
+}
+
+cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
+{
+	cnt_reader *r = calloc(1, sizeof(*r));
+
+	if (r == NULL) {
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	r->fd = fd;
+	r->name = strdup(name);
+	r->lim = lim ? *lim : cnt_limits_default();
+	r->in_cap = 1u << 20;
+	r->in = malloc(r->in_cap);
+	r->codec = cnt_codec_new();
+	if (r->name == NULL || r->in == NULL || r->codec == NULL) {
+		cnt_err_set(err, "out of memory");
+		cnt_reader_free(r);
+		return NULL;
+	}
+	if (read_header(r, err) != 0) {
+		cnt_reader_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void cnt_reader_free(cnt_reader *r)
+{
+	if (r == NULL)
+		return;
+	free_header(r);
+	cnt_codec_free(r->codec);
+	cnt_buf_release(&r->dec);
+	free(r->in);
+	free(r->name);
+	free(r);
+}
+
+int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
+{
+	int64_t count, size;
+	uint64_t at;
+	ssize_t avail;
+
+	for (;;) {
+		avail = fill(r, 4, err);
+		if (avail < 0)
+			return -1;
+		if (avail == 0)
+			return 0;
+		if (avail >= 4 && memcmp(r->in + r->in_pos, magic, 4) == 0) {
+			/* Another container follows (cat a.avro b.avro). */
+			if (read_header(r, err) != 0)
+				return -1;
+			continue;
+		}
+		break;
+	}
+	at = offset_of(r);
+	r->block_no++;
+	if (read_long(r, &count, "block count", err) != 0 || read_long(r, &size, "block size", err) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu: malformed or truncated block header",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
+	if (count < 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu has a negative record count (%lld): corrupt file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)count);
+	if (size < 0 || (uint64_t)size > r->lim.max_block_bytes)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld bytes, over the %zu-byte bound (max_block_bytes): corrupt file?",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)size, r->lim.max_block_bytes);
+	avail = fill(r, (size_t)size + CNT_SYNC_SIZE, err);
+	if (avail < 0)
+		return -1;
+	if ((size_t)avail < (size_t)size + CNT_SYNC_SIZE)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu is cut short (%lld bytes claimed, %zd present): truncated file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)size,
+			avail >= CNT_SYNC_SIZE ? avail - CNT_SYNC_SIZE : 0);
+	if (memcmp(r->in + r->in_pos + size, r->sync, CNT_SYNC_SIZE) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu does not end with the header's sync marker: corrupt file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
+	if (r->cid == CNT_CODEC_NULL) {
+		b->data = r->in + r->in_pos;
+		b->len = (size_t)size;
+	} else if (size == 0 && count == 0) {
+		b->data = r->in + r->in_pos;
+		b->len = 0;
+	} else {
+		if (cnt_codec_decompress(r->codec, r->cid, r->in + r->in_pos, (size_t)size, &r->dec,
+		    r->lim.max_block_decoded, err) != 0)
+			return cnt_err_prefix(err, "'%s' byte %llu: block %llu (%s)", r->name,
+				(unsigned long long)at, (unsigned long long)r->block_no, cnt_codec_name(r->cid));
+		b->data = r->dec.p;
+		b->len = r->dec.len;
+	}
+	r->in_pos += (size_t)size + CNT_SYNC_SIZE;
+	if (count > 0 && r->schema && cnt_schema_min_size(r->schema->root) > 0 &&
+	    (uint64_t)count > b->len / cnt_schema_min_size(r->schema->root))
+		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld records in %zu bytes: corrupt file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)count, b->len);
+	b->count = count;
+	b->block_no = r->block_no;
+	b->first_record = r->records;
+	b->offset = at;
+	r->records += (uint64_t)count;
+	return 1;
+}
+
+unsigned cnt_reader_container(const cnt_reader *r) { return r->container; }
+const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r) { return r->schema; }
+cnt_codec_id cnt_reader_codec(const cnt_reader *r) { return r->cid; }
+const uint8_t *cnt_reader_sync(const cnt_reader *r) { return r->sync; }
+const char *cnt_reader_name(const cnt_reader *r) { return r->name; }
+
+size_t cnt_reader_meta(const cnt_reader *r, const cnt_meta_kv **kv)
+{
+	*kv = r->meta;
+	return r->nmeta;
+}
+
+/* ---- writer --------------------------------------------------------- */
+
+struct cnt_writer {
+	int fd;
+	char *name;
+	char *schema;
+	cnt_codec_id cid;
+	int level;
+	size_t block_bytes;
+	cnt_codec *codec;
+	cnt_buf block, comp, out, meta;
+	size_t nmeta;
+	int64_t block_count;
+	uint64_t records;
+	int header_done;
+	uint8_t sync[CNT_SYNC_SIZE];
+};
+
+int cnt_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *q = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, q, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		q += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
+	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err)
+{
+	cnt_writer *w = calloc(1, sizeof(*w));
+	XXH3_state_t *st;
+	XXH128_hash_t h;
+	XXH128_canonical_t canon;
+	const char *cname = cnt_codec_name(codec);
+
+	if (w == NULL || (w->name = strdup(name)) == NULL || (w->schema = strdup(schema_json)) == NULL ||
+	    (w->codec = cnt_codec_new()) == NULL) {
+		cnt_writer_free(w);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	w->fd = fd;
+	w->cid = codec;
+	w->level = level;
+	w->block_bytes = block_bytes ? block_bytes : CNT_BLOCK_BYTES_DEFAULT;
+	/* The sync marker only has to be unlikely to occur inside the data;
+	 * deriving it from the schema and codec keeps the output a function
+	 * of the records alone. */
+	st = XXH3_createState();
+	if (st == NULL) {
+		cnt_writer_free(w);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	XXH3_128bits_reset(st);
+	XXH3_128bits_update(st, "cnt-sync\0", 9);
+	XXH3_128bits_update(st, schema_json, strlen(schema_json));
+	XXH3_128bits_update(st, cname, strlen(cname));
+	h = XXH3_128bits_digest(st);
+	XXH3_freeState(st);
+	XXH128_canonicalFromHash(&canon, h);
+	memcpy(w->sync, canon.digest, CNT_SYNC_SIZE);
+	if (cnt_buf_reserve(&w->block, w->block_bytes + 4096) != 0) {
+		cnt_writer_free(w);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	return w;
+}
+
+int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, cnt_err *err)
+{
+	if (w->header_done)
+		return cnt_err_set(err, "internal: metadata after the header was written");
+	if (cnt_bin_write_bytes(&w->meta, key, strlen(key)) != 0 || cnt_bin_write_bytes(&w->meta, val, n) != 0)
+		return cnt_err_set(err, "out of memory");
+	w->nmeta++;
+	return 0;
+}
+
+cnt_buf *cnt_writer_buf(cnt_writer *w)
+{
+	return &w->block;
+}
+
+static int write_header(cnt_writer *w, cnt_err *err)
+{
+	const char *cname = cnt_codec_name(w->cid);
+	int rc = 0;
+
+	w->out.len = 0;
+	rc |= cnt_buf_append(&w->out, magic, 4);
+	rc |= cnt_bin_write_long(&w->out, (int64_t)(2 + w->nmeta));
+	rc |= cnt_bin_write_bytes(&w->out, "avro.codec", 10);
+	rc |= cnt_bin_write_bytes(&w->out, cname, strlen(cname));
+	rc |= cnt_bin_write_bytes(&w->out, "avro.schema", 11);
+	rc |= cnt_bin_write_bytes(&w->out, w->schema, strlen(w->schema));
+	rc |= cnt_buf_append(&w->out, w->meta.p, w->meta.len);
+	rc |= cnt_bin_write_long(&w->out, 0);
+	rc |= cnt_buf_append(&w->out, w->sync, CNT_SYNC_SIZE);
+	if (rc != 0)
+		return cnt_err_set(err, "out of memory");
+	if (cnt_write_all(w->fd, w->out.p, w->out.len) != 0)
+		return cnt_err_set(err, "'%s': write error: %s", w->name, strerror(errno));
+	w->header_done = 1;
+	return 0;
+}
+
+static int flush_block(cnt_writer *w, cnt_err *err)
+{
+	const uint8_t *payload = w->block.p;
+	size_t plen = w->block.len;
+	uint8_t head[20];
+	size_t hn;
+
+	if (!w->header_done && write_header(w, err) != 0)
+		return -1;
+	if (w->block_count == 0)
+		return 0;
+	if (w->cid != CNT_CODEC_NULL) {
+		if (cnt_codec_compress(w->codec, w->cid, w->level, w->block.p, w->block.len, &w->comp, err) != 0)
+			return cnt_err_prefix(err, "'%s'", w->name);
+		payload = w->comp.p;
+		plen = w->comp.len;
+	}
+	hn = cnt_bin_put_long(head, w->block_count);
+	hn += cnt_bin_put_long(head + hn, (int64_t)plen);
+	if (cnt_write_all(w->fd, head, hn) != 0 || cnt_write_all(w->fd, payload, plen) != 0 ||
+	    cnt_write_all(w->fd, w->sync, CNT_SYNC_SIZE) != 0)
+		return cnt_err_set(err, "'%s': write error: %s", w->name, strerror(errno));
+	w->block.len = 0;
+	w->block_count = 0;
+	return 0;
+}
+
+int cnt_writer_commit(cnt_writer *w, cnt_err *err)
+{
+	w->block_count++;
+	w->records++;
+	if (w->block.len >= w->block_bytes)
+		return flush_block(w, err);
+	return 0;
+}
+
+int cnt_writer_finish(cnt_writer *w, cnt_err *err)
+{
+	return flush_block(w, err);
+}
+
+uint64_t cnt_writer_records(const cnt_writer *w)
+{
+	return w->records;
+}
+
+void cnt_writer_free(cnt_writer *w)
+{
+	if (w == NULL)
+		return;
+	cnt_codec_free(w->codec);
+	cnt_buf_release(&w->block);
+	cnt_buf_release(&w->comp);
+	cnt_buf_release(&w->out);
+	cnt_buf_release(&w->meta);
+	free(w->schema);
+	free(w->name);
+	free(w);
+}

@@ -1,0 +1,125 @@
+/*
+ * recin.c - resolved records from container inputs (see recin.h).
+ */
+#include "recin.h"
+
+#include <stdlib.h>
+
+struct cnt_recin {
+	cnt_reader *rd;
+	const cnt_avro_schema *reader;
+	cnt_limits lim;
+	cnt_plan *plan;
+	unsigned plan_container;
+	cnt_block blk;
+	cnt_cur cur;
+	int64_t left;          /* records left in blk */
+	uint64_t record_no;
+	cnt_arena arena;
+};
+
+static int ensure_plan(cnt_recin *in, cnt_err *err)
+{
+	const cnt_avro_schema *w = cnt_reader_schema(in->rd);
+
+	if (in->plan && in->plan_container == cnt_reader_container(in->rd))
+		return 0;
+	cnt_plan_free(in->plan);
+	in->plan = cnt_plan_new(w->root, in->reader ? in->reader->root : w->root, err);
+	if (in->plan == NULL)
+		return cnt_err_prefix(err, "'%s' (container %u): cannot read it as the expected schema",
+			cnt_reader_name(in->rd), cnt_reader_container(in->rd));
+	in->plan_container = cnt_reader_container(in->rd);
+	return 0;
+}
+
+cnt_recin *cnt_recin_open(int fd, const char *name, const cnt_avro_schema *reader,
+	const cnt_limits *lim, cnt_err *err)
+{
+	cnt_recin *in = calloc(1, sizeof(*in));
+
+	if (in == NULL) {
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	in->lim = lim ? *lim : cnt_limits_default();
+	in->reader = reader;
+	cnt_arena_init(&in->arena, in->lim.max_block_decoded);
+	in->rd = cnt_reader_open(fd, name, &in->lim, err);
+	if (in->rd == NULL || ensure_plan(in, err) != 0) {
+		cnt_recin_free(in);
+		return NULL;
+	}
+	return in;
+}
+
+void cnt_recin_free(cnt_recin *in)
+{
+	if (in == NULL)
+		return;
+	cnt_plan_free(in->plan);
+	cnt_reader_free(in->rd);
+	cnt_arena_release(&in->arena);
+	free(in);
+}
+
+int cnt_recin_next_block(cnt_recin *in, cnt_block *b, cnt_err *err)
+{
+	for (;;) {
+		int rc = cnt_reader_next(in->rd, b, err);
+
+		if (rc <= 0)
+			return rc;
+		if (ensure_plan(in, err) != 0)
+			return -1;
+		if (b->count > 0)
+			return 1;
+		/* An empty block: nothing to decode, but it must be empty. */
+		if (b->len != 0)
+			return cnt_err_set(err, "'%s' byte %llu: block %llu holds 0 records but %zu bytes: corrupt file",
+				cnt_reader_name(in->rd), (unsigned long long)b->offset,
+				(unsigned long long)b->block_no, b->len);
+	}
+}
+
+int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err)
+{
+	while (in->left == 0) {
+		int rc;
+
+		if (in->blk.data && in->cur.p != in->cur.end)
+			return cnt_err_set(err, "'%s' block %llu: %zu bytes left over after its %lld records: corrupt file",
+				cnt_reader_name(in->rd), (unsigned long long)in->blk.block_no,
+				(size_t)(in->cur.end - in->cur.p), (long long)in->blk.count);
+		rc = cnt_recin_next_block(in, &in->blk, err);
+		if (rc <= 0) {
+			in->blk.data = NULL;
+			return rc;
+		}
+		in->cur.p = in->blk.data;
+		in->cur.end = in->blk.data + in->blk.len;
+		in->left = in->blk.count;
+	}
+	cnt_arena_reset(&in->arena);
+	in->record_no++;
+	if (cnt_plan_decode(in->plan, &in->cur, &in->arena, &in->lim, v, err) != 0)
+		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
+			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
+	in->left--;
+	return 1;
+}
+
+const cnt_schema *cnt_recin_schema(const cnt_recin *in)
+{
+	return in->reader ? in->reader->root : cnt_reader_schema(in->rd)->root;
+}
+
+uint64_t cnt_recin_record_no(const cnt_recin *in)
+{
+	return in->record_no;
+}
+
+cnt_reader *cnt_recin_reader(cnt_recin *in)
+{
+	return in->rd;
+}
