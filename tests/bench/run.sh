@@ -1,0 +1,211 @@
+#!/bin/sh
+# cnt benchmarks: figures, not pass/fail.  See tests/bench/README.
+#
+#   BUILD=build sh tests/bench/run.sh            (what `make bench` runs)
+#   BENCH_EVENTS=100000 sh tests/bench/run.sh    (quick smoke run)
+#
+# Generates the input once into build-bench/ (regenerated only when missing
+# or when the generator or its options changed), then times each pipeline
+# step with /usr/bin/time and prints one table row per step.  A step whose
+# tool is not built yet is skipped with a note.  Exits 1 if a step that ran
+# failed, 2 if the benchmark could not run at all, else 0.
+set -u
+
+BUILD=${BUILD:-build}
+BIN=$BUILD/bin
+OUT=${BENCH_DIR:-build-bench}
+N=${BENCH_EVENTS:-10000000}
+NOW=2026-11-30T00:00:00Z
+SEED=1
+DEFS=tests/bench/definitions.json
+GEN_SRC=tests/bench/gen-events.c
+GEN_ARGS="-n $N --members 1000000 --zipf-s 1.0 --dup-rate 0.02 --days 7 --now $NOW --seed $SEED"
+CC=${CC:-cc}
+# The Makefile's warning flags (kept in step with WARN there).
+WARN="-std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+-Wformat=2 -Wvla -Wwrite-strings -Wpointer-arith -Wcast-qual -Wundef -Werror"
+
+die() { echo "bench: $*" >&2; exit 2; }
+
+case $N in
+'' | *[!0-9]*) die "BENCH_EVENTS='$N': expected a positive integer" ;;
+esac
+[ "$N" -gt 0 ] || die "BENCH_EVENTS='$N': expected a positive integer"
+[ -f "$GEN_SRC" ] || die "run me from the top of the cnt source tree"
+if ! command -v /usr/bin/time >/dev/null 2>&1 || [ ! -x /usr/bin/time ]; then
+	die "/usr/bin/time is missing (Debian package 'time'); run scripts/install-deps.sh as root"
+fi
+mkdir -p "$OUT" || die "cannot create '$OUT'"
+
+if [ "$N" -eq 10000000 ]; then
+	NAME=events
+else
+	NAME=events-$N
+fi
+JSONL=$OUT/$NAME.jsonl
+GENSTATS=$OUT/$NAME.gen.json
+STAMP=$OUT/$NAME.stamp
+AVRO=$OUT/$NAME.avro
+
+# ---- machine ---------------------------------------------------------------
+cpu=$(sed -n 's/^model name[[:space:]]*:[[:space:]]*//p' /proc/cpuinfo 2>/dev/null | head -n 1)
+# shellcheck disable=SC2016 # make expands these, not the shell
+flags=$(printf 'bench-print-flags:\n\t@echo $(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) $(LDLIBS)\n' |
+	make --no-print-directory -s -f Makefile -f - BUILD="$BUILD" bench-print-flags 2>/dev/null)
+echo "cnt benchmark: $N events"
+echo "machine: $(nproc 2>/dev/null || echo '?') CPUs, ${cpu:-unknown CPU}, $(uname -sr)"
+echo "compiler: $($CC --version 2>/dev/null | head -n 1)"
+echo "build flags: ${flags:-unknown (make not available)}"
+echo "tools: $BIN"
+
+# ---- input -----------------------------------------------------------------
+# The generator is built with the project's warning flags but not linked with
+# lib/, so the input never depends on the code under test.
+GEN=$OUT/gen-events
+# shellcheck disable=SC2086
+$CC $WARN -D_GNU_SOURCE -O2 -o "$GEN.tmp" "$GEN_SRC" -lm || die "cannot build $GEN_SRC"
+mv "$GEN.tmp" "$GEN"
+
+want=$(cksum < "$GEN_SRC" | cut -d' ' -f1)" $GEN_ARGS"
+have=$(cat "$STAMP" 2>/dev/null)
+if [ ! -f "$JSONL" ] || [ ! -f "$GENSTATS" ] || [ "$want" != "$have" ]; then
+	echo "generating $JSONL ..."
+	rm -f "$STAMP" "$AVRO"
+	# shellcheck disable=SC2086
+	if ! /usr/bin/time -f '%e %M %U %S' -o "$OUT/gen.time" \
+		"$GEN" $GEN_ARGS --stats > "$JSONL.tmp" 2> "$GENSTATS.tmp"; then
+		rm -f "$JSONL.tmp" "$GENSTATS.tmp"
+		die "gen-events failed"
+	fi
+	if ! { mv "$JSONL.tmp" "$JSONL" && mv "$GENSTATS.tmp" "$GENSTATS" &&
+		echo "$want" > "$STAMP"; }; then
+		die "cannot write '$JSONL'"
+	fi
+	read -r gs _ _ _ < "$OUT/gen.time"
+	echo "generated in ${gs}s"
+else
+	echo "input: $JSONL (cached)"
+fi
+# field NAME FILE: the integer value of "NAME" in a one-line JSON object
+field() { sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" "$2" 2>/dev/null | head -n 1; }
+gen_dups=$(field duplicates "$GENSTATS")
+echo "input: $(wc -c < "$JSONL") bytes, $N lines, $gen_dups duplicate keys (generator --stats)"
+
+# ---- steps -----------------------------------------------------------------
+failed=0
+ROWS=$OUT/$NAME.rows
+: > "$ROWS"
+rm -f "$OUT/$NAME.notes"
+
+row() { # step events seconds peak_kib cpu_seconds
+	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$5" >> "$ROWS"
+}
+note() { # step text
+	printf '%s\t-\t%s\n' "$1" "$2" >> "$ROWS"
+}
+
+# has_bin TOOL: is $BIN/TOOL built?
+has_bin() { [ -x "$BIN/$1" ]; }
+
+# measure STEP CMD...: runs CMD under /usr/bin/time, stdout to
+# $step_stdout if set (else $OUT/STEP.out), stderr to $OUT/STEP.err.
+# Returns non-zero if CMD failed; else sets last_s, last_kib, last_cpu.
+measure() {
+	step=$1
+	shift
+	/usr/bin/time -f '%e %M %U %S' -o "$OUT/$step.time" "$@" \
+		> "${step_stdout:-$OUT/$step.out}" 2> "$OUT/$step.err"
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		failed=1
+		note "$step" "FAILED (exit $rc), see $OUT/$step.err"
+		echo "bench: $step failed (exit $rc):" >&2
+		tail -n 5 "$OUT/$step.err" >&2
+		return 1
+	fi
+	read -r last_s last_kib last_u last_sy < "$OUT/$step.time"
+	last_cpu=$(awk -v u="$last_u" -v s="$last_sy" 'BEGIN { printf "%.2f", u + s }')
+	return 0
+}
+
+# Tools that take --stats FILE report their own record counts there.
+stats_opt() { # TOOL STEP
+	if "$BIN/$1" --help 2>&1 | grep -q -e '--stats'; then
+		echo "--stats $OUT/$2.stats.json"
+	fi
+}
+
+# baseline: reading the input, so the other figures can be put in proportion
+step_stdout=/dev/null
+measure read-input cat "$JSONL" && row "read-input (cat)" "$N" "$last_s" "$last_kib" "$last_cpu"
+step_stdout=
+
+# a) admission: JSON lines -> zstandard archive; and to a null-codec stream
+rm -f "$AVRO"
+if has_bin cnt-ingest; then
+	for variant in zstandard null; do
+		step=ingest-$variant
+		if [ $variant = zstandard ]; then dest=$AVRO; else dest=/dev/null; fi
+		rm -f "$OUT/$step.stats.json"
+		# shellcheck disable=SC2046
+		if measure "$step" "$BIN/cnt-ingest" -d "$DEFS" --now "$NOW" -c $variant \
+			-o "$dest" $(stats_opt cnt-ingest "$step") "$JSONL"; then
+			n_in=$(field in "$OUT/$step.stats.json")
+			row "$step" "${n_in:-$N}" "$last_s" "$last_kib" "$last_cpu"
+			if [ -f "$OUT/$step.stats.json" ]; then
+				echo "$step: $(cat "$OUT/$step.stats.json")" >> "$OUT/$NAME.notes"
+			fi
+		elif [ $variant = zstandard ]; then
+			rm -f "$AVRO"
+		fi
+	done
+else
+	note "ingest" "skipped: $BIN/cnt-ingest not built"
+fi
+
+# b) decoding: count every record of the zstandard archive
+if ! has_bin cnt-cat; then
+	note "cat-count" "skipped: $BIN/cnt-cat not built"
+elif [ ! -s "$AVRO" ]; then
+	note "cat-count" "skipped: no archive $AVRO (ingest failed or did not run)"
+else
+	if measure cat-count "$BIN/cnt-cat" --count "$AVRO"; then
+		records=$(sed -n 's/[^0-9]*\([0-9][0-9]*\).*/\1/p' "$OUT/cat-count.out" | head -n 1)
+		row "cat-count" "${records:-?}" "$last_s" "$last_kib" "$last_cpu"
+	fi
+fi
+
+# c) later pipeline steps (placeholders; enable as the tools land):
+# measure dedup      "$BIN/cnt-dedup"      ...  "$AVRO"
+# measure window     "$BIN/cnt-window"     ...
+# measure accumulate "$BIN/cnt-accumulate" ...
+# measure project    "$BIN/cnt-project"    ...
+# measure rank       "$BIN/cnt-rank"       ...
+for t in dedup window accumulate project rank; do
+	has_bin cnt-$t || note "$t" "skipped: $BIN/cnt-$t not built"
+done
+
+# ---- report ----------------------------------------------------------------
+echo
+awk -F '\t' '
+BEGIN { printf "%-20s %10s %8s %12s %7s %9s\n", "step", "events", "seconds", "events/s", "cpu s", "peak MiB" }
+$2 == "-" { printf "%-20s %s\n", $1, $3; next }
+{
+	rate = ($3 > 0 && $2 ~ /^[0-9]+$/) ? sprintf("%.0f", $2 / $3) : "-"
+	printf "%-20s %10s %8.2f %12s %7s %9.1f\n", $1, $2, $3, rate, $5, $4 / 1024
+}' "$ROWS"
+
+if [ -s "$AVRO" ]; then
+	awk -v b="$(wc -c < "$AVRO")" -v n="$N" 'BEGIN {
+		printf "\narchive: %d bytes (%.1f bytes/event, zstandard)\n", b, b / n }'
+fi
+if [ -f "$OUT/$NAME.notes" ]; then
+	echo
+	cat "$OUT/$NAME.notes"
+	rm -f "$OUT/$NAME.notes"
+	d=$(field duplicate "$OUT/ingest-zstandard.stats.json")
+	[ -n "$d" ] || d=$(field duplicates "$OUT/ingest-zstandard.stats.json")
+	[ -n "$d" ] && echo "duplicates: ingest $d, generator $gen_dups"
+fi
+echo "(events/s = events / elapsed seconds; 'cpu s' = user + system time)"
+exit $failed
