@@ -1,0 +1,60 @@
+#!/bin/sh
+# Runs every test of one build: C unit tests, fuzz-corpus replays, the bats
+# CLI tests and the examples.  Ends with one line "N passed, N failed" and
+# a non-zero status when anything failed.
+#   BUILD=build sh tests/run-all.sh        (make check does this)
+#   BATS_FILTER=cat sh tests/run-all.sh    (only tests/*cat*.bats)
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+PATH="$PWD/$BUILD/bin:$PATH"
+CNT_BUILD="$PWD/$BUILD"
+export PATH CNT_BUILD
+pass=0
+fail=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+note_fail() { fail=$((fail + 1)); echo "FAILED: $1"; }
+
+for t in "$BUILD"/tests/test_*; do
+	[ -x "$t" ] || continue
+	if "$t" >"$log" 2>&1; then :; else echo "--- $t"; cat "$log"; fi
+	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+	p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	if [ -z "$line" ]; then note_fail "$t (crashed or printed no summary)"; continue; fi
+	pass=$((pass + p)); fail=$((fail + f))
+done
+
+for r in "$BUILD"/tests/replay_*; do
+	[ -x "$r" ] || continue
+	name=${r##*/replay_}
+	if "$r" tests/fuzz/corpus/"$name" >"$log" 2>&1; then
+		pass=$((pass + 1))
+	else
+		cat "$log"; note_fail "fuzz corpus replay $name"
+	fi
+done
+
+if command -v bats >/dev/null 2>&1; then
+	files=$(ls tests/*${BATS_FILTER:-}*.bats 2>/dev/null)
+	if [ -n "$files" ]; then
+		# shellcheck disable=SC2086
+		bats --tap $files >"$log" 2>&1
+		grep -E '^not ok' "$log" >/dev/null && sed -n '/^not ok/,/^ok/p' "$log" | grep -v '^ok'
+		p=$(grep -cE '^ok' "$log")
+		f=$(grep -cE '^not ok' "$log")
+		pass=$((pass + p)); fail=$((fail + f))
+		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then cat "$log"; note_fail "bats ran no test"; fi
+	fi
+else
+	note_fail "bats is not installed (run scripts/install-deps.sh)"
+fi
+
+if [ -z "${BATS_FILTER:-}" ] && [ -f examples/check.sh ]; then
+	if sh examples/check.sh >"$log" 2>&1; then pass=$((pass + 1)); else cat "$log"; note_fail "examples"; fi
+fi
+
+echo "check ($BUILD): $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
