@@ -109,6 +109,12 @@ int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err)
 	return 1;
 }
 
+int cnt_recin_decode(cnt_recin *in, cnt_cur *c, cnt_val *v, cnt_err *err)
+{
+	cnt_arena_reset(&in->arena);
+	return cnt_plan_decode(in->plan, c, &in->arena, &in->lim, v, err);
+}
+
 const cnt_schema *cnt_recin_schema(const cnt_recin *in)
 {
 	return in->reader ? in->reader->root : cnt_reader_schema(in->rd)->root;

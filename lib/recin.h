@@ -43,4 +43,9 @@ cnt_reader *cnt_recin_reader(cnt_recin *in);
  * Returns 1, 0 at the end, -1 on error. */
 int cnt_recin_next_block(cnt_recin *in, cnt_block *b, cnt_err *err);
 
+/* Low-level: decodes one record at c with the current container's plan
+ * (after cnt_recin_next_block).  Returns 0 or -1 with err set (without the
+ * position, which the caller knows). */
+int cnt_recin_decode(cnt_recin *in, cnt_cur *c, cnt_val *v, cnt_err *err);
+
 #endif

@@ -1,0 +1,357 @@
+/*
+ * event.c - cnt.CountingEvent encoding and reading (see event.h).
+ *
+ * Field order of the schema, which the encoder and the fast decoder follow:
+ *   0 event_id string          8 event_time long (timestamp-millis)
+ *   1 idempotency_key string   9 ingest_time long (timestamp-millis)
+ *   2 tenant_id string        10 origin enum {BACKEND, CLIENT}
+ *   3 counter_id string       11 subject [null, string]
+ *   4 counter_version int     12 signature [null, bytes]
+ *   5 member_ref string       13 retracts [null, string]
+ *   6 item [null, string]     14 retraction_id [null, string]
+ *   7 delta long              15 attrs map<string>
+ * A test checks this table against the schema file.
+ */
+#include "event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "binary.h"
+#include "recin.h"
+
+extern const char cnt_schema_counting_event[];
+
+static int put_str(cnt_buf *b, cnt_slice s)
+{
+	return cnt_bin_write_bytes(b, s.p ? s.p : "", s.n);
+}
+
+static int put_opt(cnt_buf *b, cnt_slice s)
+{
+	if (s.p == NULL)
+		return cnt_buf_putc(b, 0);
+	return cnt_buf_putc(b, 2) | cnt_bin_write_bytes(b, s.p, s.n);
+}
+
+int cnt_event_encode(const cnt_event *e, cnt_buf *b)
+{
+	int rc = 0;
+
+	rc |= put_str(b, e->event_id);
+	rc |= put_str(b, e->idempotency_key);
+	rc |= put_str(b, e->tenant_id);
+	rc |= put_str(b, e->counter_id);
+	rc |= cnt_bin_write_long(b, e->counter_version);
+	rc |= put_str(b, e->member_ref);
+	rc |= put_opt(b, e->item);
+	rc |= cnt_bin_write_long(b, e->delta);
+	rc |= cnt_bin_write_long(b, e->event_time);
+	rc |= cnt_bin_write_long(b, e->ingest_time);
+	rc |= cnt_bin_write_long(b, e->origin);
+	rc |= put_opt(b, e->subject);
+	rc |= put_opt(b, e->signature);
+	rc |= put_opt(b, e->retracts);
+	rc |= put_opt(b, e->retraction_id);
+	if (e->nattrs) {
+		rc |= cnt_bin_write_long(b, (int64_t)e->nattrs);
+		for (size_t i = 0; i < e->nattrs; i++) {
+			rc |= put_str(b, e->attr_keys[i]);
+			rc |= put_str(b, e->attr_vals[i]);
+		}
+	}
+	rc |= cnt_buf_putc(b, 0);
+	return rc ? -1 : 0;
+}
+
+cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
+	int level, cnt_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loads(cnt_schema_counting_event, 0, &je);
+	char *compact;
+	cnt_writer *w;
+
+	if (j == NULL) {
+		cnt_err_set(err, "internal: built-in schema: %s", je.text);
+		return NULL;
+	}
+	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (compact == NULL) {
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	w = cnt_writer_new(fd, name, compact, codec, level, 0, err);
+	free(compact);
+	return w;
+}
+
+/* ---- reading -------------------------------------------------------- */
+
+struct cnt_event_in {
+	cnt_recin *rin;
+	cnt_avro_schema *ours;
+	char *ours_canon;
+	unsigned checked_container;
+	int fast;
+	cnt_block blk;
+	cnt_cur cur;
+	int64_t left;
+	uint64_t record_no;
+	const char *name;
+	cnt_limits lim;
+	cnt_slice *keys, *vals;
+	size_t acap;
+};
+
+static int grow_attrs(cnt_event_in *in, size_t n)
+{
+	cnt_slice *k, *v;
+	size_t cap = in->acap ? in->acap : 8;
+
+	if (n <= in->acap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	k = realloc(in->keys, cap * sizeof(*k));
+	if (k == NULL)
+		return -1;
+	in->keys = k;
+	v = realloc(in->vals, cap * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	in->vals = v;
+	in->acap = cap;
+	return 0;
+}
+
+/* Decides, once per container, whether the writer's schema is ours. */
+static int check_fast(cnt_event_in *in, cnt_err *err)
+{
+	cnt_reader *rd = cnt_recin_reader(in->rin);
+	cnt_buf canon = CNT_BUF_INIT;
+
+	if (in->checked_container == cnt_reader_container(rd))
+		return 0;
+	if (cnt_schema_canonical(cnt_reader_schema(rd)->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
+		cnt_buf_release(&canon);
+		return cnt_err_set(err, "out of memory");
+	}
+	in->fast = strcmp((const char *)canon.p, in->ours_canon) == 0;
+	in->checked_container = cnt_reader_container(rd);
+	cnt_buf_release(&canon);
+	return 0;
+}
+
+cnt_event_in *cnt_event_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
+{
+	cnt_event_in *in = calloc(1, sizeof(*in));
+	cnt_buf canon = CNT_BUF_INIT;
+
+	if (in == NULL) {
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	in->lim = lim ? *lim : cnt_limits_default();
+	in->ours = cnt_avro_schema_parse(cnt_schema_counting_event, strlen(cnt_schema_counting_event), err);
+	if (in->ours == NULL || cnt_schema_canonical(in->ours->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
+		cnt_buf_release(&canon);
+		cnt_event_in_free(in);
+		return NULL;
+	}
+	in->ours_canon = (char *)canon.p;
+	in->rin = cnt_recin_open(fd, name, in->ours, &in->lim, err);
+	if (in->rin == NULL || check_fast(in, err) != 0) {
+		cnt_event_in_free(in);
+		return NULL;
+	}
+	in->name = cnt_reader_name(cnt_recin_reader(in->rin));
+	return in;
+}
+
+void cnt_event_in_free(cnt_event_in *in)
+{
+	if (in == NULL)
+		return;
+	cnt_recin_free(in->rin);
+	cnt_avro_schema_free(in->ours);
+	free(in->ours_canon);
+	free(in->keys);
+	free(in->vals);
+	free(in);
+}
+
+#define GET_STR(c, s) do { \
+	const uint8_t *p_; size_t n_; \
+	if (cnt_bin_read_bytes(c, &p_, &n_) != 0) goto trunc; \
+	(s).p = (const char *)p_; (s).n = n_; \
+} while (0)
+
+#define GET_OPT(c, s) do { \
+	int64_t b_; \
+	if (cnt_bin_read_long(c, &b_) != 0) goto trunc; \
+	if (b_ == 0) { (s).p = NULL; (s).n = 0; } \
+	else if (b_ == 1) GET_STR(c, s); \
+	else { what = "union branch out of range"; goto bad; } \
+} while (0)
+
+/* The fast path: our own schema, field by field. */
+static int decode_fast(cnt_event_in *in, cnt_cur *c, cnt_event *e, cnt_err *err)
+{
+	const char *what = NULL;
+	int64_t v, n;
+	size_t na = 0;
+
+	GET_STR(c, e->event_id);
+	GET_STR(c, e->idempotency_key);
+	GET_STR(c, e->tenant_id);
+	GET_STR(c, e->counter_id);
+	if (cnt_bin_read_long(c, &v) != 0)
+		goto trunc;
+	if (v < INT32_MIN || v > INT32_MAX) {
+		what = "counter_version out of int range";
+		goto bad;
+	}
+	e->counter_version = (int32_t)v;
+	GET_STR(c, e->member_ref);
+	GET_OPT(c, e->item);
+	if (cnt_bin_read_long(c, &e->delta) != 0 || cnt_bin_read_long(c, &e->event_time) != 0 ||
+	    cnt_bin_read_long(c, &e->ingest_time) != 0 || cnt_bin_read_long(c, &v) != 0)
+		goto trunc;
+	if (v != 0 && v != 1) {
+		what = "origin enum index out of range";
+		goto bad;
+	}
+	e->origin = (int)v;
+	GET_OPT(c, e->subject);
+	GET_OPT(c, e->signature);
+	GET_OPT(c, e->retracts);
+	GET_OPT(c, e->retraction_id);
+	for (;;) {
+		if (cnt_bin_read_long(c, &n) != 0)
+			goto trunc;
+		if (n == 0)
+			break;
+		if (n < 0) {
+			int64_t bytes;
+
+			if (n == INT64_MIN || cnt_bin_read_long(c, &bytes) != 0)
+				goto trunc;
+			n = -n;
+		}
+		if ((uint64_t)n > in->lim.max_collection - na) {
+			what = "attrs map longer than the max_collection bound";
+			goto bad;
+		}
+		if (grow_attrs(in, na + (size_t)n) != 0)
+			return cnt_err_set(err, "out of memory");
+		for (int64_t i = 0; i < n; i++, na++) {
+			GET_STR(c, in->keys[na]);
+			GET_STR(c, in->vals[na]);
+		}
+	}
+	e->nattrs = na;
+	e->attr_keys = in->keys;
+	e->attr_vals = in->vals;
+	return 0;
+trunc:
+	what = "record runs past the end of its block";
+bad:
+	return cnt_err_set(err, "'%s' record %llu (block %llu): %s: corrupt file", in->name,
+		(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no, what);
+}
+
+static cnt_slice slice_of(const cnt_val *v)
+{
+	cnt_slice s = {NULL, 0};
+
+	if (v->type == CNT_T_UNION)
+		v = v->u.v;
+	if (v->type == CNT_T_STRING || v->type == CNT_T_BYTES) {
+		s.p = (const char *)v->u.s;
+		s.n = v->n;
+		if (s.p == NULL)
+			s.p = "";
+	}
+	return s;
+}
+
+/* The generic path: a resolved cnt_val in our schema's field order. */
+static int from_val(cnt_event_in *in, const cnt_val *r, cnt_event *e, cnt_err *err)
+{
+	const cnt_val *f = r->u.v, *m;
+
+	e->event_id = slice_of(&f[0]);
+	e->idempotency_key = slice_of(&f[1]);
+	e->tenant_id = slice_of(&f[2]);
+	e->counter_id = slice_of(&f[3]);
+	e->counter_version = (int32_t)f[4].u.i;
+	e->member_ref = slice_of(&f[5]);
+	e->item = slice_of(&f[6]);
+	e->delta = f[7].u.i;
+	e->event_time = f[8].u.i;
+	e->ingest_time = f[9].u.i;
+	e->origin = (int)f[10].n;
+	e->subject = slice_of(&f[11]);
+	e->signature = slice_of(&f[12]);
+	e->retracts = slice_of(&f[13]);
+	e->retraction_id = slice_of(&f[14]);
+	m = &f[15];
+	if (grow_attrs(in, m->n) != 0)
+		return cnt_err_set(err, "out of memory");
+	for (uint32_t i = 0; i < m->n; i++) {
+		in->keys[i] = slice_of(&m->u.v[2 * i]);
+		in->vals[i] = slice_of(&m->u.v[2 * i + 1]);
+	}
+	e->nattrs = m->n;
+	e->attr_keys = in->keys;
+	e->attr_vals = in->vals;
+	return 0;
+}
+
+int cnt_event_in_next(cnt_event_in *in, cnt_event *e, cnt_err *err)
+{
+	cnt_val v;
+
+	while (in->left == 0) {
+		int rc;
+
+		if (in->blk.data && in->cur.p != in->cur.end)
+			return cnt_err_set(err, "'%s' block %llu: %zu bytes left over after its %lld records: corrupt file",
+				in->name, (unsigned long long)in->blk.block_no,
+				(size_t)(in->cur.end - in->cur.p), (long long)in->blk.count);
+		rc = cnt_recin_next_block(in->rin, &in->blk, err);
+		if (rc <= 0) {
+			in->blk.data = NULL;
+			return rc;
+		}
+		in->cur.p = in->blk.data;
+		in->cur.end = in->blk.data + in->blk.len;
+		in->left = in->blk.count;
+		/* Each container on the stream is checked: one written with our
+		 * schema is decoded directly, any other through resolution. */
+		if (check_fast(in, err) != 0)
+			return -1;
+	}
+	in->record_no++;
+	in->left--;
+	if (in->fast)
+		return decode_fast(in, &in->cur, e, err) == 0 ? 1 : -1;
+	if (cnt_recin_decode(in->rin, &in->cur, &v, err) != 0)
+		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", in->name,
+			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
+	return from_val(in, &v, e, err) == 0 ? 1 : -1;
+}
+
+uint64_t cnt_event_in_record_no(const cnt_event_in *in)
+{
+	return in->record_no;
+}
+
+int cnt_event_in_fast(const cnt_event_in *in)
+{
+	return in->fast;
+}

@@ -1,0 +1,56 @@
+/*
+ * event.h - the log record cnt.CountingEvent (lib/schemas/counting_event.avsc,
+ * cnt-event(5)): a C struct, its Avro encoding, and a reader of event files.
+ *
+ * Files written with exactly our schema (the same Parsing Canonical Form)
+ * are decoded by a hand-written decoder straight into the struct; any
+ * other writer schema goes through schema resolution (value.h) and is
+ * copied in, so old files and files from other Avro implementations read
+ * the same way, only slower.
+ */
+#ifndef CNT_EVENT_H
+#define CNT_EVENT_H
+
+#include <stdint.h>
+
+#include "bounds.h"
+#include "container.h"
+#include "rawevent.h"
+
+typedef struct cnt_event {
+	cnt_slice event_id, idempotency_key, tenant_id, counter_id;
+	int32_t counter_version;
+	cnt_slice member_ref;
+	cnt_slice item;            /* p == NULL: null */
+	int64_t delta;
+	int64_t event_time;        /* epoch ms UTC */
+	int64_t ingest_time;       /* epoch ms UTC */
+	int origin;                /* CNT_ORIGIN_BACKEND / CNT_ORIGIN_CLIENT */
+	cnt_slice subject, signature, retracts, retraction_id; /* NULL p: null */
+	size_t nattrs;
+	const cnt_slice *attr_keys, *attr_vals;
+} cnt_event;
+
+/* Appends e in Avro binary encoding to b.  Returns 0 or -1 (out of memory). */
+int cnt_event_encode(const cnt_event *e, cnt_buf *b);
+
+/* A writer of event containers, with the schema written compactly.
+ * Arguments and result as cnt_writer_new(). */
+cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
+	int level, cnt_err *err);
+
+typedef struct cnt_event_in cnt_event_in;
+
+/* Opens an event input on fd (not closed by it).  NULL with err set when
+ * it is not a container or its schema does not resolve to ours. */
+cnt_event_in *cnt_event_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
+/* Reads the next event into *e; its slices are valid until the next call.
+ * Returns 1, 0 at the end, -1 with err naming input, record and field. */
+int cnt_event_in_next(cnt_event_in *in, cnt_event *e, cnt_err *err);
+/* 1-based number of the last event returned, within this input. */
+uint64_t cnt_event_in_record_no(const cnt_event_in *in);
+/* Whether the current container is read by the fast path (for tests). */
+int cnt_event_in_fast(const cnt_event_in *in);
+void cnt_event_in_free(cnt_event_in *in);
+
+#endif
