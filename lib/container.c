@@ -217,6 +217,12 @@ static int read_header(cnt_reader *r, cnt_err *err)
 
 cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
+	return cnt_reader_open_prefixed(fd, name, NULL, 0, lim, err);
+}
+
+cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_limits *lim, cnt_err *err)
+{
 	cnt_reader *r = calloc(1, sizeof(*r));
 
 	if (r == NULL) {
@@ -227,12 +233,18 @@ cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt
 	r->name = strdup(name);
 	r->lim = lim ? *lim : cnt_limits_default();
 	r->in_cap = 1u << 20;
+	while (r->in_cap < n)
+		r->in_cap *= 2;
 	r->in = malloc(r->in_cap);
 	r->codec = cnt_codec_new();
 	if (r->name == NULL || r->in == NULL || r->codec == NULL) {
 		cnt_err_set(err, "out of memory");
 		cnt_reader_free(r);
 		return NULL;
+	}
+	if (n) {
+		memcpy(r->in, prefix, n);
+		r->in_len = n;
 	}
 	if (read_header(r, err) != 0) {
 		cnt_reader_free(r);

@@ -61,6 +61,10 @@ typedef struct cnt_reader cnt_reader;
  * container header.  name is used in messages.  Returns NULL with err set
  * when the input is not an Avro container or its header is bad. */
 cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
+/* The same, for a caller that has already read the first n bytes of the
+ * stream (to sniff its format): they are read before fd. */
+cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_limits *lim, cnt_err *err);
 void cnt_reader_free(cnt_reader *r);
 
 /* Reads the next block.  Returns 1 with *b filled, 0 at the end of the

@@ -36,6 +36,12 @@ static int ensure_plan(cnt_recin *in, cnt_err *err)
 cnt_recin *cnt_recin_open(int fd, const char *name, const cnt_avro_schema *reader,
 	const cnt_limits *lim, cnt_err *err)
 {
+	return cnt_recin_open_prefixed(fd, name, NULL, 0, reader, lim, err);
+}
+
+cnt_recin *cnt_recin_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_avro_schema *reader, const cnt_limits *lim, cnt_err *err)
+{
 	cnt_recin *in = calloc(1, sizeof(*in));
 
 	if (in == NULL) {
@@ -45,7 +51,7 @@ cnt_recin *cnt_recin_open(int fd, const char *name, const cnt_avro_schema *reade
 	in->lim = lim ? *lim : cnt_limits_default();
 	in->reader = reader;
 	cnt_arena_init(&in->arena, in->lim.max_block_decoded);
-	in->rd = cnt_reader_open(fd, name, &in->lim, err);
+	in->rd = cnt_reader_open_prefixed(fd, name, prefix, n, &in->lim, err);
 	if (in->rd == NULL || ensure_plan(in, err) != 0) {
 		cnt_recin_free(in);
 		return NULL;

@@ -24,6 +24,9 @@ typedef struct cnt_recin cnt_recin;
  * is not a container or its schema cannot be resolved. */
 cnt_recin *cnt_recin_open(int fd, const char *name, const cnt_avro_schema *reader,
 	const cnt_limits *lim, cnt_err *err);
+/* The same, when the first n bytes were already read from fd. */
+cnt_recin *cnt_recin_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_avro_schema *reader, const cnt_limits *lim, cnt_err *err);
 void cnt_recin_free(cnt_recin *in);
 
 /* Decodes the next record into *v (valid until the next call).  Returns 1,

@@ -1,0 +1,46 @@
+/*
+ * fpset.h - a set of 128-bit fingerprints, each with a 64-bit value.
+ *
+ * Open addressing with linear probing over a power-of-two table kept at
+ * most 1/2 full: 24 bytes a slot, so 48 bytes per remembered key at the
+ * worst load and 24 at the best.  A fingerprint is XXH3-128 of the key's
+ * bytes; two distinct keys collide with probability about n^2 / 2^129,
+ * which for 10^9 keys is below 10^-20.  The all-zero fingerprint marks an
+ * empty slot, so a key hashing to it is stored as (0, 1) instead.
+ */
+#ifndef CNT_FPSET_H
+#define CNT_FPSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cnt_fp {
+	uint64_t hi, lo;
+} cnt_fp;
+
+typedef struct cnt_fpset_slot {
+	uint64_t hi, lo, val;
+} cnt_fpset_slot;
+
+typedef struct cnt_fpset {
+	cnt_fpset_slot *slots;
+	size_t mask;          /* capacity - 1 */
+	size_t count;
+} cnt_fpset;
+
+/* Hashes the concatenation of n parts, each followed by a 0 byte so that
+ * ("ab","c") and ("a","bc") differ. */
+cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens);
+
+/* Initialises an empty set.  Returns 0 or -1 (out of memory). */
+int cnt_fpset_init(cnt_fpset *s, size_t expected);
+void cnt_fpset_release(cnt_fpset *s);
+
+/* Inserts fp with val unless present.  Returns 1 when inserted, 0 when it
+ * was already there (*old set to its value), -1 when out of memory. */
+int cnt_fpset_add(cnt_fpset *s, cnt_fp fp, uint64_t val, uint64_t *old);
+
+/* Looks fp up.  Returns 1 with *val set when present, 0 when absent. */
+int cnt_fpset_find(const cnt_fpset *s, cnt_fp fp, uint64_t *val);
+
+#endif
