@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "admit.h"
@@ -162,9 +163,10 @@ static void report_reject(uint64_t pos, cnt_reject_reason r, const char *field, 
 		C.inputs[C.cur].name, C.poskind, pos, cnt_reject_name(r), msg);
 }
 
-/* Judges one parsed record (or a parse problem) and routes it. */
-static void handle(uint64_t pos, const cnt_raw_event *raw, const cnt_raw_problem *pb,
-	const char *text, size_t textn)
+/* Judges one parsed record (or a parse problem) and routes it.  fp is the
+ * prefetched fingerprint, or NULL. */
+static void handle_fp(uint64_t pos, const cnt_raw_event *raw, const cnt_raw_problem *pb,
+	const char *text, size_t textn, const cnt_fp *fp)
 {
 	cnt_verdict v;
 	int rc;
@@ -177,7 +179,8 @@ static void handle(uint64_t pos, const cnt_raw_event *raw, const cnt_raw_problem
 		report_reject(pos, r, pb->field, pb->msg, NULL, text, textn);
 		return;
 	}
-	rc = cnt_admit_event(C.adm, raw, make_tag(C.cur, pos), &C.ev, &v);
+	rc = fp ? cnt_admit_event_fp(C.adm, raw, *fp, make_tag(C.cur, pos), &C.ev, &v) :
+		cnt_admit_event(C.adm, raw, make_tag(C.cur, pos), &C.ev, &v);
 	if (rc < 0)
 		die("out of memory");
 	if (rc == CNT_ADMIT_ACCEPT) {
@@ -192,22 +195,59 @@ static void handle(uint64_t pos, const cnt_raw_event *raw, const cnt_raw_problem
 	}
 }
 
+static void handle(uint64_t pos, const cnt_raw_event *raw, const cnt_raw_problem *pb,
+	const char *text, size_t textn)
+{
+	handle_fp(pos, raw, pb, text, textn, NULL);
+}
+
 /* ---- JSON lines ----------------------------------------------------- */
+
+/* Lines are parsed in batches: every line of a batch is parsed and its
+ * duplicate-table slot prefetched before any is judged, so the table's
+ * cache misses overlap instead of queueing (cnt-ingest(1), PERFORMANCE). */
+#define BATCH 16
+
+typedef struct jbatch {
+	cnt_jsonl *jp[BATCH];
+	cnt_raw_event ev[BATCH];
+	cnt_raw_problem pb[BATCH];
+	cnt_fp fp[BATCH];
+	const char *line[BATCH];
+	size_t len[BATCH];
+	uint64_t no[BATCH];
+	int n;
+} jbatch;
+
+static jbatch jb;
+
+static void jbatch_flush(jbatch *b)
+{
+	for (int i = 0; i < b->n; i++)
+		if (b->pb[i].status == CNT_RAW_OK)
+			b->fp[i] = cnt_admit_prefetch(C.adm, &b->ev[i]);
+	for (int i = 0; i < b->n; i++)
+		handle_fp(b->no[i], &b->ev[i], &b->pb[i], b->line[i], b->len[i],
+			b->pb[i].status == CNT_RAW_OK ? &b->fp[i] : NULL);
+	b->n = 0;
+}
+
 
 #define LINE_MAX_BYTES (1u << 20)
 
 static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pren)
 {
-	cnt_jsonl *jp = cnt_jsonl_new();
 	size_t cap = 4u << 20, len = 0, start;
 	char *buf = malloc(cap);
 	uint64_t line = 0;
 	int eof = 0, skipping = 0;
-	cnt_raw_event ev;
 	cnt_raw_problem pb;
 
-	if (jp == NULL || buf == NULL)
+	if (buf == NULL)
 		die("out of memory");
+	for (int i = 0; i < BATCH; i++)
+		if (jb.jp[i] == NULL && (jb.jp[i] = cnt_jsonl_new()) == NULL)
+			die("out of memory");
 	C.poskind = "line";
 	memcpy(buf, pre, pren);
 	len = pren;
@@ -236,6 +276,7 @@ static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pre
 			if (nl == NULL && !eof) {
 				if (len - start > LINE_MAX_BYTES && !skipping) {
 					/* An overlong line: reject it, skip to its end. */
+					jbatch_flush(&jb);
 					line++;
 					C.inputs[C.cur].records++;
 					cnt_admit_count_reject(C.adm, CNT_REJ_MALFORMED);
@@ -260,19 +301,25 @@ static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pre
 				if (k == n) {
 					C.blank_lines++;   /* not a record */
 				} else {
-					cnt_jsonl_parse(jp, l, n, &ev, &pb);
-					handle(line, &ev, &pb, l, n);
+					int i = jb.n++;
+
+					cnt_jsonl_parse(jb.jp[i], l, n, &jb.ev[i], &jb.pb[i]);
+					jb.line[i] = l;
+					jb.len[i] = n;
+					jb.no[i] = line;
+					if (jb.n == BATCH)
+						jbatch_flush(&jb);
 				}
 			}
 			start += n + (nl != NULL);
 		}
+		jbatch_flush(&jb);   /* its lines live in buf */
 		memmove(buf, buf + start, len - start);
 		len -= start;
 		if (eof && len == 0)
 			break;
 	}
 	free(buf);
-	cnt_jsonl_free(jp);
 }
 
 /* ---- CSV ------------------------------------------------------------ */
@@ -468,7 +515,7 @@ int main(int argc, char **argv)
 	const char *defs_path = NULL, *out_path = NULL, *rej_path = NULL, *dup_path = NULL;
 	const char *stats_path = NULL, *codec_name = NULL;
 	enum fmt forced = F_AUTO;
-	cnt_admit_cfg cfg = {NULL, INT64_MIN, 7LL * 86400 * 1000, 60 * 1000};
+	cnt_admit_cfg cfg = {NULL, INT64_MIN, 7LL * 86400 * 1000, 60 * 1000, 0};
 	int level = -1, verbose = 0, c;
 	cnt_codec_id codec;
 	cnt_defs *defs;
@@ -534,6 +581,14 @@ int main(int argc, char **argv)
 	if (defs == NULL)
 		die("%s", C.err.msg);
 	cfg.defs = defs;
+	/* Size the duplicate table from the inputs' sizes (about 200 bytes a
+	 * JSON line), so it is not rehashed as it fills. */
+	for (int i = optind; i < argc; i++) {
+		struct stat sb;
+
+		if (stat(argv[i], &sb) == 0 && S_ISREG(sb.st_mode))
+			cfg.expected += (size_t)sb.st_size / 200;
+	}
 	C.adm = cnt_admit_new(&cfg, &C.err);
 	if (C.adm == NULL)
 		die("%s", C.err.msg);
@@ -577,6 +632,8 @@ int main(int argc, char **argv)
 			close(fd);
 	}
 	C.cur = 0;
+	for (int i = 0; i < BATCH; i++)
+		cnt_jsonl_free(jb.jp[i]);
 	if (cnt_writer_finish(C.w, &C.err) != 0)
 		die("%s", C.err.msg);
 	flush_buf(&C.rej, C.rej_out.fd, "the reject stream", 1);

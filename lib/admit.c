@@ -51,7 +51,7 @@ cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err)
 	a->dup_by_counter = calloc(a->ncounters + 1, sizeof(uint64_t));
 	a->quota = calloc(a->ntenants + 1, sizeof(quota_slot));
 	if (a->acc_by_counter == NULL || a->dup_by_counter == NULL || a->quota == NULL ||
-	    cnt_fpset_init(&a->seen, 1u << 16) != 0)
+	    cnt_fpset_init(&a->seen, cfg->expected > (1u << 16) ? cfg->expected : (1u << 16)) != 0)
 		goto oom;
 	for (size_t i = 0; i < a->ntenants; i++)
 		a->quota[i].second = INT64_MIN;
@@ -126,7 +126,25 @@ static int check_str(cnt_admit *a, cnt_verdict *v, cnt_slice s, const char *fiel
 
 #define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
 
+cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
+{
+	const void *parts[3] = {raw->tenant_id.p, raw->counter_id.p, raw->idempotency_key.p};
+	size_t lens[3] = {raw->tenant_id.n, raw->counter_id.n, raw->idempotency_key.n};
+	cnt_fp fp = cnt_fp_of(3, parts, lens);
+
+	cnt_fpset_prefetch(&a->seen, fp);
+	return fp;
+}
+
 int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
+	cnt_event *out, cnt_verdict *v)
+{
+	/* The duplicate check is a random access into a large table: start
+	 * it now and let the definition checks hide some of its latency. */
+	return cnt_admit_event_fp(a, raw, cnt_admit_prefetch(a, raw), tag, out, v);
+}
+
+int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64_t tag,
 	cnt_event *out, cnt_verdict *v)
 {
 	const cnt_tenant *t;
@@ -135,7 +153,6 @@ int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
 	int64_t now = a->cfg.now_ms != INT64_MIN ? a->cfg.now_ms : clock_ms();
 	size_t ci, ti;
 	int64_t delta;
-	cnt_fp fp;
 	uint64_t first;
 	int added;
 
@@ -208,12 +225,6 @@ int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
 
 	ci = (size_t)(c - cnt_defs_counter_at(a->cfg.defs, 0));
 	ti = (size_t)(t - cnt_defs_tenant_at(a->cfg.defs, 0));
-	{
-		const void *parts[3] = {raw->tenant_id.p, raw->counter_id.p, raw->idempotency_key.p};
-		size_t lens[3] = {raw->tenant_id.n, raw->counter_id.n, raw->idempotency_key.n};
-
-		fp = cnt_fp_of(3, parts, lens);
-	}
 	/* Quota before remembering the key: a shed event was not admitted,
 	 * so its retry must not be taken for a duplicate. */
 	if (cnt_fpset_find(&a->seen, fp, &first)) {
@@ -246,7 +257,13 @@ int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
 	if (added < 0)
 		return -1;
 
-	snprintf(a->event_id, sizeof(a->event_id), "%016" PRIx64 "%016" PRIx64, fp.hi, fp.lo);
+	for (int i = 0; i < 16; i++) {
+		static const char hx[] = "0123456789abcdef";
+
+		a->event_id[i] = hx[(fp.hi >> (60 - 4 * i)) & 15];
+		a->event_id[16 + i] = hx[(fp.lo >> (60 - 4 * i)) & 15];
+	}
+	a->event_id[32] = 0;
 	out->event_id.p = a->event_id;
 	out->event_id.n = 32;
 	out->idempotency_key = raw->idempotency_key;

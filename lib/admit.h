@@ -72,6 +72,7 @@ typedef struct cnt_admit_cfg {
 	int64_t now_ms;              /* fixed ingest time, or INT64_MIN: the clock */
 	int64_t max_past_ms;         /* default 7 days */
 	int64_t max_future_ms;       /* default 60 s */
+	size_t expected;             /* events expected, to size the key table */
 } cnt_admit_cfg;
 
 typedef struct cnt_admit cnt_admit;
@@ -85,6 +86,17 @@ void cnt_admit_free(cnt_admit *a);
  * log record; its event_id lives in a until the next call.  Returns the
  * outcome (also in v->outcome), or -1 when out of memory. */
 int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
+	cnt_event *out, cnt_verdict *v);
+
+/* The fingerprint of raw's (tenant, counter, idempotency key), with its
+ * table slot prefetched.  A caller that has several events in hand calls
+ * this for all of them first and then cnt_admit_event_fp() for each, so
+ * the duplicate checks' memory accesses overlap.  raw's three fields may
+ * be absent (their fingerprint is then never used). */
+cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw);
+
+/* cnt_admit_event() with the fingerprint from cnt_admit_prefetch(). */
+int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64_t tag,
 	cnt_event *out, cnt_verdict *v);
 
 /* Records a reject found before admission (a malformed line or field). */

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
@@ -48,13 +49,41 @@ cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens)
 	return fp;
 }
 
+/* Large tables are mapped directly and asked for huge pages: a lookup is
+ * one random access, and with 4 KiB pages most of them also miss the TLB. */
+static cnt_fpset_slot *slots_new(size_t cap)
+{
+	size_t bytes = cap * sizeof(cnt_fpset_slot);
+	void *p;
+
+	if (bytes < (4u << 20))
+		return calloc(cap, sizeof(cnt_fpset_slot));
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+static void slots_free(cnt_fpset_slot *p, size_t cap)
+{
+	if (p == NULL)
+		return;
+	if (cap * sizeof(cnt_fpset_slot) < (4u << 20))
+		free(p);
+	else
+		munmap(p, cap * sizeof(cnt_fpset_slot));
+}
+
 int cnt_fpset_init(cnt_fpset *s, size_t expected)
 {
 	size_t cap = 1024;
 
 	while (cap < expected * 2)
 		cap *= 2;
-	s->slots = calloc(cap, sizeof(*s->slots));
+	s->slots = slots_new(cap);
 	s->mask = cap - 1;
 	s->count = 0;
 	return s->slots ? 0 : -1;
@@ -62,7 +91,7 @@ int cnt_fpset_init(cnt_fpset *s, size_t expected)
 
 void cnt_fpset_release(cnt_fpset *s)
 {
-	free(s->slots);
+	slots_free(s->slots, s->mask + 1);
 	s->slots = NULL;
 	s->mask = 0;
 	s->count = 0;
@@ -71,7 +100,7 @@ void cnt_fpset_release(cnt_fpset *s)
 static int grow(cnt_fpset *s)
 {
 	size_t cap = (s->mask + 1) * 2;
-	cnt_fpset_slot *n = calloc(cap, sizeof(*n));
+	cnt_fpset_slot *n = slots_new(cap);
 
 	if (n == NULL)
 		return -1;
@@ -85,7 +114,7 @@ static int grow(cnt_fpset *s)
 			;
 		n[j] = *o;
 	}
-	free(s->slots);
+	slots_free(s->slots, s->mask + 1);
 	s->slots = n;
 	s->mask = cap - 1;
 	return 0;

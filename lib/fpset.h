@@ -40,6 +40,13 @@ void cnt_fpset_release(cnt_fpset *s);
  * was already there (*old set to its value), -1 when out of memory. */
 int cnt_fpset_add(cnt_fpset *s, cnt_fp fp, uint64_t val, uint64_t *old);
 
+/* Starts fetching fp's slot into the cache, so that a lookup made a little
+ * later does not wait for memory. */
+static inline void cnt_fpset_prefetch(const cnt_fpset *s, cnt_fp fp)
+{
+	__builtin_prefetch(&s->slots[fp.lo & s->mask]);
+}
+
 /* Looks fp up.  Returns 1 with *val set when present, 0 when absent. */
 int cnt_fpset_find(const cnt_fpset *s, cnt_fp fp, uint64_t *val);
 
