@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "event.h"
 #include "jsonout.h"
 #include "recin.h"
 
@@ -126,6 +127,15 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 
 	if (in == NULL)
 		die("%s", err.msg);
+	if (o->mode == M_COUNT && reader == NULL) {
+		/* Event archives are what gets counted most: check them with the
+		 * decoder written for their schema. */
+		char *canon = cnt_event_canonical();
+
+		if (canon == NULL || cnt_recin_set_skipper(in, canon, cnt_event_skip) != 0)
+			die("out of memory");
+		free(canon);
+	}
 	if (o->mode == M_SCHEMA || o->mode == M_META) {
 		cnt_block b;
 
@@ -149,7 +159,8 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		cnt_recin_free(in);
 		return 0;
 	}
-	while ((o->head < 0 || *total < (unsigned long long)o->head) && (rc = cnt_recin_next(in, &v, &err)) != 0) {
+	while ((o->head < 0 || *total < (unsigned long long)o->head) &&
+	       (rc = (o->mode == M_COUNT && reader == NULL) ? cnt_recin_skip(in, &err) : cnt_recin_next(in, &v, &err)) != 0) {
 		const cnt_schema *s;
 
 		if (rc < 0)

@@ -4,6 +4,7 @@
 #include "container.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,35 @@
 
 static const uint8_t magic[4] = {'O', 'b', 'j', 1};
 
+/* One container's header.  Headers are kept until the reader is freed,
+ * because with read-ahead the producer may already be in the next
+ * container while the consumer still decodes blocks of this one. */
+typedef struct hdr {
+	struct hdr *next;
+	cnt_avro_schema *schema;
+	cnt_meta_kv *meta;
+	size_t nmeta;
+	uint8_t sync[CNT_SYNC_SIZE];
+	cnt_codec_id cid;
+	unsigned container;
+	size_t min_record;       /* smallest encoded record of the schema */
+} hdr;
+
+/* A block on its way from the stream to the consumer. */
+typedef struct job {
+	enum { J_FREE, J_RAW, J_WORKING, J_DONE } state;
+	uint64_t seq;
+	int rc;                  /* 1 a block, 0 the end, -1 an error */
+	cnt_err err;
+	cnt_buf comp;            /* the payload as stored */
+	cnt_buf out;             /* decompressed */
+	cnt_block b;
+	const hdr *h;
+} job;
+
+#define NJOBS 6
+#define MAX_WORKERS 2
+
 struct cnt_reader {
 	int fd;
 	char *name;
@@ -23,16 +53,23 @@ struct cnt_reader {
 	size_t in_cap, in_pos, in_len;
 	int eof;
 	uint64_t in_base;      /* stream offset of in[0] */
-	cnt_buf dec;
-	cnt_codec *codec;
-	cnt_codec_id cid;
-	cnt_avro_schema *schema;
-	cnt_meta_kv *meta;
-	size_t nmeta;
-	uint8_t sync[CNT_SYNC_SIZE];
-	unsigned container;
+	hdr *hdrs, *cur;       /* all headers; the producer's current one */
+	const hdr *out_hdr;    /* header of the last block handed out */
 	uint64_t block_no;
 	uint64_t records;
+	/* synchronous reading */
+	cnt_codec *codec;
+	cnt_buf dec;
+	/* read-ahead: a producer thread reads blocks, workers decompress */
+	int async;
+	pthread_t producer, workers[MAX_WORKERS];
+	int nworkers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	job jobs[NJOBS];
+	uint64_t pseq, cseq;   /* next sequence to produce / consume */
+	int stop, producer_done;
+	job *held;             /* the job the consumer holds, freed next call */
 };
 
 static uint64_t offset_of(const cnt_reader *r)
@@ -70,8 +107,16 @@ static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
 		r->in_cap = cap;
 	}
 	while (r->in_len < n && !r->eof) {
-		ssize_t got = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+		ssize_t got;
+		int old;
 
+		/* The only place the producer thread may be cancelled: blocked
+		 * on a pipe whose reader has stopped wanting data. */
+		if (r->async)
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+		got = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
+		if (r->async)
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -86,8 +131,7 @@ static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
 	return (ssize_t)(r->in_len - r->in_pos);
 }
 
-/* Reads a long from the stream; *what names it for messages. */
-static int read_long(cnt_reader *r, int64_t *v, const char *what, cnt_err *err)
+static int read_long(cnt_reader *r, int64_t *v, cnt_err *err)
 {
 	ssize_t avail = fill(r, 10, err);
 	cnt_cur c;
@@ -99,22 +143,19 @@ static int read_long(cnt_reader *r, int64_t *v, const char *what, cnt_err *err)
 	if (cnt_bin_read_long(&c, v) != 0)
 		return cnt_err_set(err, "'%s' byte %llu: %s", r->name, (unsigned long long)offset_of(r),
 			avail < 10 ? "file ends inside a length: truncated?" : "malformed varint");
-	(void)what;
 	r->in_pos = (size_t)(c.p - r->in);
 	return 0;
 }
 
-static void free_header(cnt_reader *r)
+static void hdr_free(hdr *h)
 {
-	for (size_t i = 0; i < r->nmeta; i++) {
-		free(r->meta[i].key);
-		free(r->meta[i].val);
+	for (size_t i = 0; i < h->nmeta; i++) {
+		free(h->meta[i].key);
+		free(h->meta[i].val);
 	}
-	free(r->meta);
-	r->meta = NULL;
-	r->nmeta = 0;
-	cnt_avro_schema_free(r->schema);
-	r->schema = NULL;
+	free(h->meta);
+	cnt_avro_schema_free(h->schema);
+	free(h);
 }
 
 static int read_header(cnt_reader *r, cnt_err *err)
@@ -123,6 +164,7 @@ static int read_header(cnt_reader *r, cnt_err *err)
 	size_t total = 0, cap = 0;
 	const cnt_meta_kv *schema_kv = NULL, *codec_kv = NULL;
 	ssize_t avail = fill(r, 4, err);
+	hdr *h;
 
 	if (avail < 0)
 		return -1;
@@ -132,20 +174,25 @@ static int read_header(cnt_reader *r, cnt_err *err)
 		return cnt_err_set(err, "'%s' byte %llu: not an Avro container file (no \"Obj\\x01\" magic)",
 			r->name, (unsigned long long)start);
 	r->in_pos += 4;
-	free_header(r);
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return cnt_err_set(err, "out of memory");
+	/* Linked first, so that every exit below leaves it to be freed. */
+	h->next = r->hdrs;
+	r->hdrs = h;
 	for (;;) {
 		int64_t count, sz;
 
-		if (read_long(r, &count, "metadata count", err) != 0)
+		if (read_long(r, &count, err) != 0)
 			return -1;
 		if (count == 0)
 			break;
 		if (count < 0) {
-			if (count == INT64_MIN || read_long(r, &sz, "metadata size", err) != 0)
+			if (count == INT64_MIN || read_long(r, &sz, err) != 0)
 				return cnt_err_set(err, "'%s' byte %llu: bad metadata block", r->name, (unsigned long long)offset_of(r));
 			count = -count;
 		}
-		if ((uint64_t)count > 4096 || r->nmeta + (size_t)count > 4096)
+		if ((uint64_t)count > 4096 || h->nmeta + (size_t)count > 4096)
 			return cnt_err_set(err, "'%s' byte %llu: header claims %lld metadata entries (bound 4096)",
 				r->name, (unsigned long long)offset_of(r), (long long)count);
 		for (int64_t i = 0; i < count; i++) {
@@ -153,67 +200,306 @@ static int read_header(cnt_reader *r, cnt_err *err)
 			uint8_t *part[2];
 
 			for (int k = 0; k < 2; k++) {
-				if (read_long(r, &len[k], "metadata length", err) != 0)
-					return -1;
-				if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total)
-					return cnt_err_set(err, "'%s' byte %llu: header metadata larger than %zu bytes (bound max_header)",
-						r->name, (unsigned long long)offset_of(r), r->lim.max_header);
-				total += (size_t)len[k];
-				if (fill(r, (size_t)len[k], err) < len[k])
-					return cnt_err_set(err, "'%s' byte %llu: file ends inside the header: truncated?",
-						r->name, (unsigned long long)offset_of(r));
-				part[k] = malloc((size_t)len[k] + 1);
-				if (part[k] == NULL) {
+				if (read_long(r, &len[k], err) != 0) {
 					if (k)
 						free(part[0]);
-					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
+					return -1;
 				}
+				if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total ||
+				    fill(r, (size_t)len[k], err) < len[k] || (part[k] = malloc((size_t)len[k] + 1)) == NULL) {
+					if (k)
+						free(part[0]);
+					if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total)
+						return cnt_err_set(err, "'%s' byte %llu: header metadata larger than %zu bytes (bound max_header)",
+							r->name, (unsigned long long)offset_of(r), r->lim.max_header);
+					return cnt_err_set(err, "'%s' byte %llu: file ends inside the header: truncated?",
+						r->name, (unsigned long long)offset_of(r));
+				}
+				total += (size_t)len[k];
 				memcpy(part[k], r->in + r->in_pos, (size_t)len[k]);
 				part[k][len[k]] = 0;
 				r->in_pos += (size_t)len[k];
 			}
-			if (r->nmeta == cap) {
+			if (h->nmeta == cap) {
 				size_t ncap = cap ? cap * 2 : 8;
-				cnt_meta_kv *m = realloc(r->meta, ncap * sizeof(*m));
+				cnt_meta_kv *m = realloc(h->meta, ncap * sizeof(*m));
 
 				if (m == NULL) {
 					free(part[0]);
 					free(part[1]);
 					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
 				}
-				r->meta = m;
+				h->meta = m;
 				cap = ncap;
 			}
-			r->meta[r->nmeta].key = (char *)part[0];
-			r->meta[r->nmeta].val = part[1];
-			r->meta[r->nmeta].vlen = (size_t)len[1];
-			r->nmeta++;
+			h->meta[h->nmeta].key = (char *)part[0];
+			h->meta[h->nmeta].val = part[1];
+			h->meta[h->nmeta].vlen = (size_t)len[1];
+			h->nmeta++;
 		}
 	}
 	if (fill(r, CNT_SYNC_SIZE, err) < CNT_SYNC_SIZE)
 		return cnt_err_set(err, "'%s' byte %llu: file ends inside the header's sync marker: truncated?",
 			r->name, (unsigned long long)offset_of(r));
-	memcpy(r->sync, r->in + r->in_pos, CNT_SYNC_SIZE);
+	memcpy(h->sync, r->in + r->in_pos, CNT_SYNC_SIZE);
 	r->in_pos += CNT_SYNC_SIZE;
-	for (size_t i = 0; i < r->nmeta; i++) {
-		if (strcmp(r->meta[i].key, "avro.schema") == 0)
-			schema_kv = &r->meta[i];
-		else if (strcmp(r->meta[i].key, "avro.codec") == 0)
-			codec_kv = &r->meta[i];
+	for (size_t i = 0; i < h->nmeta; i++) {
+		if (strcmp(h->meta[i].key, "avro.schema") == 0)
+			schema_kv = &h->meta[i];
+		else if (strcmp(h->meta[i].key, "avro.codec") == 0)
+			codec_kv = &h->meta[i];
 	}
 	if (schema_kv == NULL)
 		return cnt_err_set(err, "'%s' byte %llu: header has no avro.schema", r->name, (unsigned long long)start);
-	r->cid = CNT_CODEC_NULL;
-	if (codec_kv && cnt_codec_lookup((const char *)codec_kv->val, codec_kv->vlen, &r->cid) != 0)
+	h->cid = CNT_CODEC_NULL;
+	if (codec_kv && cnt_codec_lookup((const char *)codec_kv->val, codec_kv->vlen, &h->cid) != 0)
 		return cnt_err_set(err, "'%s' byte %llu: unsupported codec '%.*s' (supported: null, deflate, snappy, xz, zstandard, bzip2)",
 			r->name, (unsigned long long)start, (int)(codec_kv->vlen > 64 ? 64 : codec_kv->vlen), (const char *)codec_kv->val);
-	r->schema = cnt_avro_schema_parse((const char *)schema_kv->val, schema_kv->vlen, err);
-	if (r->schema == NULL)
+	h->schema = cnt_avro_schema_parse((const char *)schema_kv->val, schema_kv->vlen, err);
+	if (h->schema == NULL)
 		return cnt_err_prefix(err, "'%s' byte %llu: avro.schema", r->name, (unsigned long long)start);
-	r->container++;
+	h->min_record = cnt_schema_min_size(h->schema->root);
+	h->container = r->cur ? r->cur->container + 1 : 1;
+	r->cur = h;
 	r->block_no = 0;
 	return 0;
 }
+
+/* Reads the next block as stored: on 1, *payload and *size point into the
+ * input buffer (valid until the next read) and b has its numbers. */
+static int next_raw(cnt_reader *r, cnt_block *b, const uint8_t **payload, size_t *size, cnt_err *err)
+{
+	int64_t count, sz;
+	uint64_t at;
+	ssize_t avail;
+
+	for (;;) {
+		avail = fill(r, 4, err);
+		if (avail < 0)
+			return -1;
+		if (avail == 0)
+			return 0;
+		if (avail >= 4 && memcmp(r->in + r->in_pos, magic, 4) == 0) {
+			/* Another container follows (cat a.avro b.avro). */
+			if (read_header(r, err) != 0)
+				return -1;
+			continue;
+		}
+		break;
+	}
+	at = offset_of(r);
+	r->block_no++;
+	if (read_long(r, &count, err) != 0 || read_long(r, &sz, err) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu: malformed or truncated block header",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
+	if (count < 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu has a negative record count (%lld): corrupt file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)count);
+	if (sz < 0 || (uint64_t)sz > r->lim.max_block_bytes)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld bytes, over the %zu-byte bound (max_block_bytes): corrupt file?",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)sz, r->lim.max_block_bytes);
+	avail = fill(r, (size_t)sz + CNT_SYNC_SIZE, err);
+	if (avail < 0)
+		return -1;
+	if ((size_t)avail < (size_t)sz + CNT_SYNC_SIZE)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu is cut short (%lld bytes claimed, %zd present): truncated file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)sz,
+			avail >= CNT_SYNC_SIZE ? avail - CNT_SYNC_SIZE : 0);
+	if (memcmp(r->in + r->in_pos + sz, r->cur->sync, CNT_SYNC_SIZE) != 0)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu does not end with the header's sync marker: corrupt file",
+			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
+	*payload = r->in + r->in_pos;
+	*size = (size_t)sz;
+	r->in_pos += (size_t)sz + CNT_SYNC_SIZE;
+	b->count = count;
+	b->block_no = r->block_no;
+	b->first_record = r->records;
+	b->offset = at;
+	r->records += (uint64_t)count;
+	return 1;
+}
+
+/* Turns a stored payload into records: decompresses into out (or points
+ * at the payload for the null codec) and checks the record count. */
+static int finish_block(cnt_reader *r, const hdr *h, cnt_codec *codec, const uint8_t *payload,
+	size_t size, cnt_buf *out, cnt_block *b, cnt_err *err)
+{
+	if (h->cid == CNT_CODEC_NULL || (size == 0 && b->count == 0)) {
+		b->data = payload;
+		b->len = size;
+	} else {
+		if (cnt_codec_decompress(codec, h->cid, payload, size, out, r->lim.max_block_decoded, err) != 0)
+			return cnt_err_prefix(err, "'%s' byte %llu: block %llu (%s)", r->name,
+				(unsigned long long)b->offset, (unsigned long long)b->block_no, cnt_codec_name(h->cid));
+		b->data = out->p;
+		b->len = out->len;
+	}
+	if (b->count > 0 && h->min_record > 0 && (uint64_t)b->count > b->len / h->min_record)
+		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld records in %zu bytes: corrupt file",
+			r->name, (unsigned long long)b->offset, (unsigned long long)b->block_no, (long long)b->count, b->len);
+	return 0;
+}
+
+/* ---- read-ahead ------------------------------------------------------ */
+
+static void *producer_main(void *arg)
+{
+	cnt_reader *r = arg;
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	for (;;) {
+		job *j;
+		const uint8_t *payload = NULL;
+		size_t size = 0;
+		cnt_block b;
+		cnt_err err;
+		int rc;
+
+		memset(&b, 0, sizeof(b));
+		rc = next_raw(r, &b, &payload, &size, &err);
+		pthread_mutex_lock(&r->mu);
+		j = &r->jobs[r->pseq % NJOBS];
+		while (j->state != J_FREE && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		pthread_mutex_unlock(&r->mu);
+		/* The slot is ours until it is marked J_RAW. */
+		j->seq = r->pseq;
+		j->rc = rc;
+		j->b = b;
+		j->h = r->cur;
+		if (rc < 0)
+			j->err = err;
+		if (rc > 0 && cnt_buf_reserve(&j->comp, size) == 0) {
+			j->comp.len = 0;
+			cnt_buf_append(&j->comp, payload, size);
+		} else if (rc > 0) {
+			j->rc = -1;
+			cnt_err_set(&j->err, "out of memory");
+		}
+		pthread_mutex_lock(&r->mu);
+		j->state = rc > 0 && j->rc > 0 ? J_RAW : J_DONE;
+		r->pseq++;
+		if (j->state == J_DONE)
+			r->producer_done = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		if (rc <= 0 || j->rc <= 0)
+			break;
+	}
+	return NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	cnt_reader *r = arg;
+	cnt_codec *codec = cnt_codec_new();
+
+	for (;;) {
+		job *j = NULL;
+
+		pthread_mutex_lock(&r->mu);
+		for (;;) {
+			uint64_t best = UINT64_MAX;
+
+			if (r->stop)
+				break;
+			for (int i = 0; i < NJOBS; i++)
+				if (r->jobs[i].state == J_RAW && r->jobs[i].seq < best) {
+					best = r->jobs[i].seq;
+					j = &r->jobs[i];
+				}
+			if (j != NULL || r->producer_done)
+				break;
+			pthread_cond_wait(&r->cv, &r->mu);
+		}
+		if (j == NULL) {
+			pthread_mutex_unlock(&r->mu);
+			break;
+		}
+		j->state = J_WORKING;
+		pthread_mutex_unlock(&r->mu);
+		if (codec == NULL) {
+			j->rc = -1;
+			cnt_err_set(&j->err, "out of memory");
+		} else if (finish_block(r, j->h, codec, j->comp.p, j->comp.len, &j->out, &j->b, &j->err) != 0) {
+			j->rc = -1;
+		}
+		pthread_mutex_lock(&r->mu);
+		j->state = J_DONE;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	cnt_codec_free(codec);
+	return NULL;
+}
+
+static int start_async(cnt_reader *r)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *env = getenv("CNT_READ_THREADS");
+
+	r->nworkers = cpus >= 2 ? 2 : 1;
+	if (env != NULL)
+		r->nworkers = atoi(env);
+	if (r->nworkers <= 0 || r->cur->cid == CNT_CODEC_NULL)
+		return 0;   /* nothing to decompress: read in the caller's thread */
+	if (r->nworkers > MAX_WORKERS)
+		r->nworkers = MAX_WORKERS;
+	if (pthread_mutex_init(&r->mu, NULL) != 0)
+		return 0;
+	if (pthread_cond_init(&r->cv, NULL) != 0) {
+		pthread_mutex_destroy(&r->mu);
+		return 0;
+	}
+	r->async = 1;
+	if (pthread_create(&r->producer, NULL, producer_main, r) != 0) {
+		r->async = 0;
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		return 0;
+	}
+	for (int i = 0; i < r->nworkers; i++)
+		if (pthread_create(&r->workers[i], NULL, worker_main, r) != 0) {
+			r->nworkers = i;
+			break;
+		}
+	if (r->nworkers == 0) {
+		/* No worker could start: the producer's blocks would wait for
+		 * ever.  Stop it and read synchronously. */
+		pthread_mutex_lock(&r->mu);
+		r->stop = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_cancel(r->producer);
+		pthread_join(r->producer, NULL);
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_async(cnt_reader *r)
+{
+	if (!r->async)
+		return;
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	pthread_cancel(r->producer);   /* takes effect only inside read() */
+	pthread_join(r->producer, NULL);
+	for (int i = 0; i < r->nworkers; i++)
+		pthread_join(r->workers[i], NULL);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	r->async = 0;
+}
+
+/* ---- public reader ---------------------------------------------------- */
 
 cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
@@ -250,6 +536,12 @@ cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefi
 		cnt_reader_free(r);
 		return NULL;
 	}
+	r->out_hdr = r->cur;
+	if (start_async(r) != 0) {
+		cnt_err_set(err, "'%s': cannot start the read-ahead threads", name);
+		cnt_reader_free(r);
+		return NULL;
+	}
 	return r;
 }
 
@@ -257,7 +549,17 @@ void cnt_reader_free(cnt_reader *r)
 {
 	if (r == NULL)
 		return;
-	free_header(r);
+	stop_async(r);
+	for (int i = 0; i < NJOBS; i++) {
+		cnt_buf_release(&r->jobs[i].comp);
+		cnt_buf_release(&r->jobs[i].out);
+	}
+	while (r->hdrs) {
+		hdr *h = r->hdrs->next;
+
+		hdr_free(r->hdrs);
+		r->hdrs = h;
+	}
 	cnt_codec_free(r->codec);
 	cnt_buf_release(&r->dec);
 	free(r->in);
@@ -267,82 +569,59 @@ void cnt_reader_free(cnt_reader *r)
 
 int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 {
-	int64_t count, size;
-	uint64_t at;
-	ssize_t avail;
+	const uint8_t *payload;
+	size_t size;
+	job *j;
+	int rc;
 
-	for (;;) {
-		avail = fill(r, 4, err);
-		if (avail < 0)
-			return -1;
-		if (avail == 0)
-			return 0;
-		if (avail >= 4 && memcmp(r->in + r->in_pos, magic, 4) == 0) {
-			/* Another container follows (cat a.avro b.avro). */
-			if (read_header(r, err) != 0)
-				return -1;
-			continue;
+	if (!r->async) {
+		rc = next_raw(r, b, &payload, &size, err);
+		if (rc <= 0)
+			return rc;
+		r->out_hdr = r->cur;
+		return finish_block(r, r->cur, r->codec, payload, size, &r->dec, b, err) == 0 ? 1 : -1;
+	}
+	pthread_mutex_lock(&r->mu);
+	if (r->held) {
+		if (r->held->rc <= 0) {
+			/* The end or an error is final: say it again. */
+			rc = r->held->rc;
+			if (rc < 0)
+				*err = r->held->err;
+			pthread_mutex_unlock(&r->mu);
+			return rc;
 		}
-		break;
+		r->held->state = J_FREE;
+		r->held = NULL;
+		pthread_cond_broadcast(&r->cv);
 	}
-	at = offset_of(r);
-	r->block_no++;
-	if (read_long(r, &count, "block count", err) != 0 || read_long(r, &size, "block size", err) != 0)
-		return cnt_err_set(err, "'%s' byte %llu: block %llu: malformed or truncated block header",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
-	if (count < 0)
-		return cnt_err_set(err, "'%s' byte %llu: block %llu has a negative record count (%lld): corrupt file",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)count);
-	if (size < 0 || (uint64_t)size > r->lim.max_block_bytes)
-		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld bytes, over the %zu-byte bound (max_block_bytes): corrupt file?",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)size, r->lim.max_block_bytes);
-	avail = fill(r, (size_t)size + CNT_SYNC_SIZE, err);
-	if (avail < 0)
+	j = &r->jobs[r->cseq % NJOBS];
+	while (!(j->state == J_DONE && j->seq == r->cseq))
+		pthread_cond_wait(&r->cv, &r->mu);
+	r->cseq++;
+	r->held = j;
+	pthread_mutex_unlock(&r->mu);
+	if (j->rc < 0) {
+		*err = j->err;
 		return -1;
-	if ((size_t)avail < (size_t)size + CNT_SYNC_SIZE)
-		return cnt_err_set(err, "'%s' byte %llu: block %llu is cut short (%lld bytes claimed, %zd present): truncated file",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)size,
-			avail >= CNT_SYNC_SIZE ? avail - CNT_SYNC_SIZE : 0);
-	if (memcmp(r->in + r->in_pos + size, r->sync, CNT_SYNC_SIZE) != 0)
-		return cnt_err_set(err, "'%s' byte %llu: block %llu does not end with the header's sync marker: corrupt file",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no);
-	if (r->cid == CNT_CODEC_NULL) {
-		b->data = r->in + r->in_pos;
-		b->len = (size_t)size;
-	} else if (size == 0 && count == 0) {
-		b->data = r->in + r->in_pos;
-		b->len = 0;
-	} else {
-		if (cnt_codec_decompress(r->codec, r->cid, r->in + r->in_pos, (size_t)size, &r->dec,
-		    r->lim.max_block_decoded, err) != 0)
-			return cnt_err_prefix(err, "'%s' byte %llu: block %llu (%s)", r->name,
-				(unsigned long long)at, (unsigned long long)r->block_no, cnt_codec_name(r->cid));
-		b->data = r->dec.p;
-		b->len = r->dec.len;
 	}
-	r->in_pos += (size_t)size + CNT_SYNC_SIZE;
-	if (count > 0 && r->schema && cnt_schema_min_size(r->schema->root) > 0 &&
-	    (uint64_t)count > b->len / cnt_schema_min_size(r->schema->root))
-		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld records in %zu bytes: corrupt file",
-			r->name, (unsigned long long)at, (unsigned long long)r->block_no, (long long)count, b->len);
-	b->count = count;
-	b->block_no = r->block_no;
-	b->first_record = r->records;
-	b->offset = at;
-	r->records += (uint64_t)count;
+	if (j->rc == 0)
+		return 0;
+	*b = j->b;
+	r->out_hdr = j->h;
 	return 1;
 }
 
-unsigned cnt_reader_container(const cnt_reader *r) { return r->container; }
-const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r) { return r->schema; }
-cnt_codec_id cnt_reader_codec(const cnt_reader *r) { return r->cid; }
-const uint8_t *cnt_reader_sync(const cnt_reader *r) { return r->sync; }
+unsigned cnt_reader_container(const cnt_reader *r) { return r->out_hdr->container; }
+const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r) { return r->out_hdr->schema; }
+cnt_codec_id cnt_reader_codec(const cnt_reader *r) { return r->out_hdr->cid; }
+const uint8_t *cnt_reader_sync(const cnt_reader *r) { return r->out_hdr->sync; }
 const char *cnt_reader_name(const cnt_reader *r) { return r->name; }
 
 size_t cnt_reader_meta(const cnt_reader *r, const cnt_meta_kv **kv)
 {
-	*kv = r->meta;
-	return r->nmeta;
+	*kv = r->out_hdr->meta;
+	return r->out_hdr->nmeta;
 }
 
 /* ---- writer --------------------------------------------------------- */
@@ -389,7 +668,19 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	XXH128_hash_t h;
 	XXH128_canonical_t canon;
 	const char *cname = cnt_codec_name(codec);
+	cnt_avro_schema *check;
 
+	/* A file whose header schema does not parse is unreadable: refuse. */
+	check = cnt_avro_schema_parse(schema_json, strlen(schema_json), err);
+	if (check == NULL || cname == NULL) {
+		if (check != NULL)
+			cnt_err_set(err, "unknown codec %d", (int)codec);
+		cnt_avro_schema_free(check);
+		free(w);
+		cnt_err_prefix(err, "'%s'", name);
+		return NULL;
+	}
+	cnt_avro_schema_free(check);
 	if (w == NULL || (w->name = strdup(name)) == NULL || (w->schema = strdup(schema_json)) == NULL ||
 	    (w->codec = cnt_codec_new()) == NULL) {
 		cnt_writer_free(w);

@@ -264,6 +264,69 @@ bad:
 		(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no, what);
 }
 
+static inline int skip_str(cnt_cur *c)
+{
+	const uint8_t *p;
+	size_t n;
+
+	return cnt_bin_read_bytes(c, &p, &n);
+}
+
+static inline int skip_opt(cnt_cur *c)
+{
+	int64_t b;
+
+	if (cnt_bin_read_long(c, &b) != 0 || (b != 0 && b != 1))
+		return -1;
+	return b ? skip_str(c) : 0;
+}
+
+int cnt_event_skip(cnt_cur *c, const cnt_limits *lim)
+{
+	int64_t v, n;
+	size_t total = 0;
+
+	if (skip_str(c) || skip_str(c) || skip_str(c) || skip_str(c) ||
+	    cnt_bin_read_long(c, &v) || v < INT32_MIN || v > INT32_MAX ||
+	    skip_str(c) || skip_opt(c) || cnt_bin_read_long(c, &v) ||
+	    cnt_bin_read_long(c, &v) || cnt_bin_read_long(c, &v) ||
+	    cnt_bin_read_long(c, &v) || (v != 0 && v != 1) ||
+	    skip_opt(c) || skip_opt(c) || skip_opt(c) || skip_opt(c))
+		return -1;
+	for (;;) {
+		if (cnt_bin_read_long(c, &n) != 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (n == INT64_MIN || cnt_bin_read_long(c, &v) != 0)
+				return -1;
+			n = -n;
+		}
+		if ((uint64_t)n > lim->max_collection - total)
+			return -1;
+		total += (size_t)n;
+		for (int64_t i = 0; i < n; i++)
+			if (skip_str(c) || skip_str(c))
+				return -1;
+	}
+}
+
+char *cnt_event_canonical(void)
+{
+	cnt_err err;
+	cnt_avro_schema *s = cnt_avro_schema_parse(cnt_schema_counting_event, strlen(cnt_schema_counting_event), &err);
+	cnt_buf canon = CNT_BUF_INIT;
+
+	if (s == NULL || cnt_schema_canonical(s->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
+		cnt_buf_release(&canon);
+		cnt_avro_schema_free(s);
+		return NULL;
+	}
+	cnt_avro_schema_free(s);
+	return (char *)canon.p;
+}
+
 static cnt_slice slice_of(const cnt_val *v)
 {
 	cnt_slice s = {NULL, 0};

@@ -15,6 +15,7 @@
 
 #include "bounds.h"
 #include "container.h"
+#include "binary.h"
 #include "rawevent.h"
 
 typedef struct cnt_event {
@@ -38,6 +39,14 @@ int cnt_event_encode(const cnt_event *e, cnt_buf *b);
  * Arguments and result as cnt_writer_new(). */
 cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
 	int level, cnt_err *err);
+
+/* Checks one record of our schema at c without keeping it (a
+ * cnt_skipper for cnt_recin_set_skipper).  Returns 0 or -1. */
+int cnt_event_skip(cnt_cur *c, const cnt_limits *lim);
+
+/* Our schema's Parsing Canonical Form, NUL-terminated; the caller frees
+ * it.  NULL when out of memory. */
+char *cnt_event_canonical(void);
 
 typedef struct cnt_event_in cnt_event_in;
 

@@ -4,6 +4,7 @@
 #include "recin.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct cnt_recin {
 	cnt_reader *rd;
@@ -16,6 +17,9 @@ struct cnt_recin {
 	int64_t left;          /* records left in blk */
 	uint64_t record_no;
 	cnt_arena arena;
+	char *skip_canon;
+	cnt_skipper skipper;
+	int use_skipper;       /* for the current container */
 };
 
 static int ensure_plan(cnt_recin *in, cnt_err *err)
@@ -30,7 +34,29 @@ static int ensure_plan(cnt_recin *in, cnt_err *err)
 		return cnt_err_prefix(err, "'%s' (container %u): cannot read it as the expected schema",
 			cnt_reader_name(in->rd), cnt_reader_container(in->rd));
 	in->plan_container = cnt_reader_container(in->rd);
+	in->use_skipper = 0;
+	if (in->skipper) {
+		cnt_buf canon = CNT_BUF_INIT;
+
+		if (cnt_schema_canonical(w->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
+			cnt_buf_release(&canon);
+			return cnt_err_set(err, "out of memory");
+		}
+		in->use_skipper = strcmp((const char *)canon.p, in->skip_canon) == 0;
+		cnt_buf_release(&canon);
+	}
 	return 0;
+}
+
+int cnt_recin_set_skipper(cnt_recin *in, const char *canon, cnt_skipper fn)
+{
+	free(in->skip_canon);
+	in->skip_canon = strdup(canon);
+	if (in->skip_canon == NULL)
+		return -1;
+	in->skipper = fn;
+	in->plan_container = 0;   /* recheck the current container */
+	return ensure_plan(in, NULL);
 }
 
 cnt_recin *cnt_recin_open(int fd, const char *name, const cnt_avro_schema *reader,
@@ -64,6 +90,7 @@ void cnt_recin_free(cnt_recin *in)
 	if (in == NULL)
 		return;
 	cnt_plan_free(in->plan);
+	free(in->skip_canon);
 	cnt_reader_free(in->rd);
 	cnt_arena_release(&in->arena);
 	free(in);
@@ -88,7 +115,7 @@ int cnt_recin_next_block(cnt_recin *in, cnt_block *b, cnt_err *err)
 	}
 }
 
-int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err)
+static int next_record(cnt_recin *in, cnt_val *v, cnt_err *err)
 {
 	while (in->left == 0) {
 		int rc;
@@ -106,13 +133,31 @@ int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err)
 		in->cur.end = in->blk.data + in->blk.len;
 		in->left = in->blk.count;
 	}
-	cnt_arena_reset(&in->arena);
 	in->record_no++;
+	if (v == NULL) {
+		if (in->use_skipper ? in->skipper(&in->cur, &in->lim) != 0 && cnt_err_set(err, "malformed record") :
+		    cnt_skip(cnt_reader_schema(in->rd)->root, &in->cur, &in->lim, 0, err) != 0)
+			return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
+				(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
+		in->left--;
+		return 1;
+	}
+	cnt_arena_reset(&in->arena);
 	if (cnt_plan_decode(in->plan, &in->cur, &in->arena, &in->lim, v, err) != 0)
 		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
 			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
 	in->left--;
 	return 1;
+}
+
+int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err)
+{
+	return next_record(in, v, err);
+}
+
+int cnt_recin_skip(cnt_recin *in, cnt_err *err)
+{
+	return next_record(in, NULL, err);
 }
 
 int cnt_recin_decode(cnt_recin *in, cnt_cur *c, cnt_val *v, cnt_err *err)

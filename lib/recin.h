@@ -34,6 +34,17 @@ void cnt_recin_free(cnt_recin *in);
  * number, block and field. */
 int cnt_recin_next(cnt_recin *in, cnt_val *v, cnt_err *err);
 
+/* Checks the next record against its writer schema without building its
+ * value (faster; for counting).  Returns like cnt_recin_next(). */
+int cnt_recin_skip(cnt_recin *in, cnt_err *err);
+
+/* A skipper checks one record of a known schema faster than the generic
+ * walk (it returns 0, or -1 when the record is malformed).  Containers
+ * whose writer schema has the Parsing Canonical Form canon (copied) use
+ * it in cnt_recin_skip().  Returns 0 or -1 (out of memory). */
+typedef int (*cnt_skipper)(cnt_cur *c, const cnt_limits *lim);
+int cnt_recin_set_skipper(cnt_recin *in, const char *canon, cnt_skipper fn);
+
 /* The schema the current record is typed by (the reader's, or the
  * current container's writer schema). */
 const cnt_schema *cnt_recin_schema(const cnt_recin *in);
