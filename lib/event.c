@@ -105,6 +105,8 @@ struct cnt_event_in {
 	cnt_limits lim;
 	cnt_slice *keys, *vals;
 	size_t acap;
+	const uint8_t *raw;      /* last fast-path record's bytes */
+	size_t rawn;
 };
 
 static int grow_attrs(cnt_event_in *in, size_t n)
@@ -401,12 +403,27 @@ int cnt_event_in_next(cnt_event_in *in, cnt_event *e, cnt_err *err)
 	}
 	in->record_no++;
 	in->left--;
-	if (in->fast)
-		return decode_fast(in, &in->cur, e, err) == 0 ? 1 : -1;
+	if (in->fast) {
+		in->raw = in->cur.p;
+		if (decode_fast(in, &in->cur, e, err) != 0)
+			return -1;
+		in->rawn = (size_t)(in->cur.p - in->raw);
+		return 1;
+	}
+	in->raw = NULL;
 	if (cnt_recin_decode(in->rin, &in->cur, &v, err) != 0)
 		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", in->name,
 			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
 	return from_val(in, &v, e, err) == 0 ? 1 : -1;
+}
+
+int cnt_event_in_raw(const cnt_event_in *in, const uint8_t **p, size_t *n)
+{
+	if (in->raw == NULL)
+		return 0;
+	*p = in->raw;
+	*n = in->rawn;
+	return 1;
 }
 
 uint64_t cnt_event_in_record_no(const cnt_event_in *in)

@@ -56,6 +56,12 @@ cnt_event_in *cnt_event_in_open(int fd, const char *name, const cnt_limits *lim,
 /* Reads the next event into *e; its slices are valid until the next call.
  * Returns 1, 0 at the end, -1 with err naming input, record and field. */
 int cnt_event_in_next(cnt_event_in *in, cnt_event *e, cnt_err *err);
+/* The Avro bytes of the last event returned, when it was read by the
+ * fast path (our own schema): then they are exactly cnt_event_encode()'s
+ * output and can be copied instead of re-encoded.  Returns 1 with *p, *n
+ * set (valid until the next call), or 0. */
+int cnt_event_in_raw(const cnt_event_in *in, const uint8_t **p, size_t *n);
+
 /* 1-based number of the last event returned, within this input. */
 uint64_t cnt_event_in_record_no(const cnt_event_in *in);
 /* Whether the current container is read by the fast path (for tests). */
