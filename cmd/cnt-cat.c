@@ -18,7 +18,7 @@ extern const char cnt_schema_counting_event[];
 extern const char cnt_schema_raw_event[];
 
 static const char usage[] =
-	"usage: cnt-cat [-c | -H | -m | -s] [-f json|csv] [-n count] [-t]\n"
+	"usage: cnt-cat [-c | -m | -s] [-f json|csv] [-n count] [-t]\n"
 	"               [--as event|raw | --reader-schema file] [-v] [file ...]\n";
 
 static const char help[] =
@@ -53,12 +53,26 @@ typedef struct opts {
 
 static cnt_buf out = CNT_BUF_INIT;
 
+static void write_out(void)
+{
+	if (out.len && cnt_write_all(STDOUT_FILENO, out.p, out.len) != 0) {
+		/* A reader that stopped reading (| head) is not an error. */
+		if (errno == EPIPE)
+			exit(0);
+		fprintf(stderr, "cnt-cat: cannot write standard output: %s\n", strerror(errno));
+		exit(CNT_EXIT_IO);
+	}
+	out.len = 0;
+}
+
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
+	/* What was printed so far is whole records: let it out first, so
+	 * the records before the damage are all there. */
+	write_out();
 	fputs("cnt-cat: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -71,9 +85,7 @@ static void flush_out(int force)
 {
 	if (out.len == 0 || (!force && out.len < (1u << 16)))
 		return;
-	if (cnt_write_all(STDOUT_FILENO, out.p, out.len) != 0)
-		die("cannot write standard output: %s", strerror(errno));
-	out.len = 0;
+	write_out();
 }
 
 static void oom(int rc)
@@ -119,12 +131,33 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 	const cnt_avro_schema *reader, unsigned long long *total, int *header_done)
 {
 	cnt_err err;
-	cnt_recin *in = cnt_recin_open(fd, name, reader, NULL, &err);
+	cnt_recin *in;
 	unsigned long long n = 0;
-	unsigned seen_container = 0;
 	cnt_val v;
 	int rc;
 
+	if (o->mode == M_SCHEMA || o->mode == M_META) {
+		/* Headers only: every container's, header-only ones too. */
+		cnt_reader *rd = cnt_reader_open_prefixed(fd, name, NULL, 0, NULL, CNT_READER_HEADERS, &err);
+		cnt_block b;
+
+		if (rd == NULL)
+			die("%s", err.msg);
+		do {
+			if (o->mode == M_SCHEMA)
+				print_schema(rd);
+			else
+				print_meta(rd);
+			flush_out(0);
+			while ((rc = cnt_reader_next(rd, &b, &err)) == 1)
+				;
+			if (rc < 0)
+				die("%s", err.msg);
+		} while (rc == 2);
+		cnt_reader_free(rd);
+		return 0;
+	}
+	in = cnt_recin_open(fd, name, reader, NULL, &err);
 	if (in == NULL)
 		die("%s", err.msg);
 	if (o->mode == M_COUNT && reader == NULL) {
@@ -135,29 +168,6 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		if (canon == NULL || cnt_recin_set_skipper(in, canon, cnt_event_skip) != 0)
 			die("out of memory");
 		free(canon);
-	}
-	if (o->mode == M_SCHEMA || o->mode == M_META) {
-		cnt_block b;
-
-		for (;;) {
-			cnt_reader *rd = cnt_recin_reader(in);
-
-			if (cnt_reader_container(rd) != seen_container) {
-				seen_container = cnt_reader_container(rd);
-				if (o->mode == M_SCHEMA)
-					print_schema(rd);
-				else
-					print_meta(rd);
-				flush_out(0);
-			}
-			rc = cnt_reader_next(rd, &b, &err);
-			if (rc < 0)
-				die("%s", err.msg);
-			if (rc == 0)
-				break;
-		}
-		cnt_recin_free(in);
-		return 0;
 	}
 	while ((o->head < 0 || *total < (unsigned long long)o->head) &&
 	       (rc = (o->mode == M_COUNT && reader == NULL) ? cnt_recin_skip(in, &err) : cnt_recin_next(in, &v, &err)) != 0) {

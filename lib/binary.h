@@ -60,16 +60,19 @@ static inline int cnt_bin_read_int(cnt_cur *c, int32_t *out)
 	return 0;
 }
 
-/* Reads a length-prefixed byte string as a slice into the cursor's data. */
+/* Reads a length-prefixed byte string as a slice into the cursor's data.
+ * On failure the cursor is left where it was (at the length), so a caller
+ * can re-read the claimed length for its message. */
 static inline int cnt_bin_read_bytes(cnt_cur *c, const uint8_t **p, size_t *n)
 {
+	cnt_cur t = *c;
 	int64_t len;
 
-	if (cnt_bin_read_long(c, &len) != 0 || len < 0 || (uint64_t)len > (uint64_t)(c->end - c->p))
+	if (cnt_bin_read_long(&t, &len) != 0 || len < 0 || (uint64_t)len > (uint64_t)(t.end - t.p))
 		return -1;
-	*p = c->p;
+	*p = t.p;
 	*n = (size_t)len;
-	c->p += len;
+	c->p = t.p + len;
 	return 0;
 }
 

@@ -61,6 +61,7 @@ struct cnt_reader {
 	cnt_codec *codec;
 	cnt_buf dec;
 	/* read-ahead: a producer thread reads blocks, workers decompress */
+	int report_headers;
 	int async;
 	pthread_t producer, workers[MAX_WORKERS];
 	int nworkers;
@@ -283,6 +284,8 @@ static int next_raw(cnt_reader *r, cnt_block *b, const uint8_t **payload, size_t
 			/* Another container follows (cat a.avro b.avro). */
 			if (read_header(r, err) != 0)
 				return -1;
+			if (r->report_headers)
+				return 2;
 			continue;
 		}
 		break;
@@ -334,7 +337,8 @@ static int finish_block(cnt_reader *r, const hdr *h, cnt_codec *codec, const uin
 		b->data = out->p;
 		b->len = out->len;
 	}
-	if (b->count > 0 && h->min_record > 0 && (uint64_t)b->count > b->len / h->min_record)
+	if (b->count > 0 && ((h->min_record > 0 && (uint64_t)b->count > b->len / h->min_record) ||
+	    (uint64_t)b->count > r->lim.max_block_decoded))
 		return cnt_err_set(err, "'%s' byte %llu: block %llu claims %lld records in %zu bytes: corrupt file",
 			r->name, (unsigned long long)b->offset, (unsigned long long)b->block_no, (long long)b->count, b->len);
 	return 0;
@@ -374,17 +378,17 @@ static void *producer_main(void *arg)
 		j->h = r->cur;
 		if (rc < 0)
 			j->err = err;
-		if (rc > 0 && cnt_buf_reserve(&j->comp, size) == 0) {
+		if (rc == 1 && cnt_buf_reserve(&j->comp, size) == 0) {
 			j->comp.len = 0;
 			cnt_buf_append(&j->comp, payload, size);
-		} else if (rc > 0) {
+		} else if (rc == 1) {
 			j->rc = -1;
 			cnt_err_set(&j->err, "out of memory");
 		}
 		pthread_mutex_lock(&r->mu);
-		j->state = rc > 0 && j->rc > 0 ? J_RAW : J_DONE;
+		j->state = rc == 1 && j->rc == 1 ? J_RAW : J_DONE;
 		r->pseq++;
-		if (j->state == J_DONE)
+		if (j->rc <= 0)
 			r->producer_done = 1;
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
@@ -503,11 +507,11 @@ static void stop_async(cnt_reader *r)
 
 cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
-	return cnt_reader_open_prefixed(fd, name, NULL, 0, lim, err);
+	return cnt_reader_open_prefixed(fd, name, NULL, 0, lim, 0, err);
 }
 
 cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
-	const cnt_limits *lim, cnt_err *err)
+	const cnt_limits *lim, int flags, cnt_err *err)
 {
 	cnt_reader *r = calloc(1, sizeof(*r));
 
@@ -515,6 +519,7 @@ cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefi
 		cnt_err_set(err, "out of memory");
 		return NULL;
 	}
+	r->report_headers = (flags & CNT_READER_HEADERS) != 0;
 	r->fd = fd;
 	r->name = strdup(name);
 	r->lim = lim ? *lim : cnt_limits_default();
@@ -579,6 +584,8 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 		if (rc <= 0)
 			return rc;
 		r->out_hdr = r->cur;
+		if (rc == 2)
+			return 2;
 		return finish_block(r, r->cur, r->codec, payload, size, &r->dec, b, err) == 0 ? 1 : -1;
 	}
 	pthread_mutex_lock(&r->mu);
@@ -607,8 +614,10 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 	}
 	if (j->rc == 0)
 		return 0;
-	*b = j->b;
 	r->out_hdr = j->h;
+	if (j->rc == 2)
+		return 2;
+	*b = j->b;
 	return 1;
 }
 

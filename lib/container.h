@@ -62,16 +62,20 @@ typedef struct cnt_reader cnt_reader;
  * when the input is not an Avro container or its header is bad. */
 cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
 /* The same, for a caller that has already read the first n bytes of the
- * stream (to sniff its format): they are read before fd. */
+ * stream (to sniff its format): they are read before fd.  flags:
+ * CNT_READER_HEADERS makes cnt_reader_next() return 2 after reading each
+ * further container's header, so a header-only container is seen too. */
+#define CNT_READER_HEADERS 1
 cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
-	const cnt_limits *lim, cnt_err *err);
+	const cnt_limits *lim, int flags, cnt_err *err);
 void cnt_reader_free(cnt_reader *r);
 
 /* Reads the next block.  Returns 1 with *b filled, 0 at the end of the
  * input, or -1 with err naming the input, byte offset and block.  When a
  * further container follows on the stream its header is read on the way:
  * cnt_reader_container() then returns a larger number and the schema,
- * codec and metadata are the new container's. */
+ * codec and metadata are the new container's.  With CNT_READER_HEADERS it
+ * returns 2 (and no block) right after each further header. */
 int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err);
 
 unsigned cnt_reader_container(const cnt_reader *r);   /* 1-based */

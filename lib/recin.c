@@ -77,7 +77,7 @@ cnt_recin *cnt_recin_open_prefixed(int fd, const char *name, const void *prefix,
 	in->lim = lim ? *lim : cnt_limits_default();
 	in->reader = reader;
 	cnt_arena_init(&in->arena, in->lim.max_block_decoded);
-	in->rd = cnt_reader_open_prefixed(fd, name, prefix, n, &in->lim, err);
+	in->rd = cnt_reader_open_prefixed(fd, name, prefix, n, &in->lim, 0, err);
 	if (in->rd == NULL || ensure_plan(in, err) != 0) {
 		cnt_recin_free(in);
 		return NULL;

@@ -153,8 +153,10 @@ static const char *namespace_of(const char *fullname, char *buf, size_t n)
 {
 	const char *dot = strrchr(fullname, '.');
 
-	if (dot == NULL || (size_t)(dot - fullname) >= n)
-		return "";
+	if (dot == NULL || (size_t)(dot - fullname) >= n) {
+		buf[0] = 0; /* callers use buf itself: never leave it unset */
+		return buf;
+	}
 	memcpy(buf, fullname, (size_t)(dot - fullname));
 	buf[dot - fullname] = 0;
 	return buf;
@@ -229,6 +231,10 @@ static cnt_schema *parse_named(parser *ps, json_t *j, cnt_type t, const char *ns
 		return NULL;
 	}
 	n->fullname = full;
+	if (strlen(full) >= nsbufn) {
+		fail(ps, "the name '%.64s...' is longer than %zu bytes", full, nsbufn - 1);
+		return NULL;
+	}
 	namespace_of(full, nsbuf, nsbufn);
 	if (parse_aliases(ps, j, nsbuf, &n->aliases, &n->naliases) != 0)
 		return NULL;

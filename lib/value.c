@@ -700,7 +700,9 @@ static int read_prim(const cnt_plan *p, cnt_cur *c, const cnt_limits *lim, cnt_v
 			return truncated(err, cnt_type_name(p->wt));
 		if (p->wt == CNT_T_INT && (i < INT32_MIN || i > INT32_MAX))
 			return cnt_err_set(err, "int value %lld out of range", (long long)i);
-		if (p->rt == CNT_T_FLOAT || p->rt == CNT_T_DOUBLE)
+		if (p->rt == CNT_T_FLOAT) /* a float holds 24 bits: round as Java does */
+			out->u.d = (double)(float)i;
+		else if (p->rt == CNT_T_DOUBLE)
 			out->u.d = (double)i;
 		else
 			out->u.i = i;

@@ -357,11 +357,15 @@ static void test_corrupt(void)
 			CHECK(err.msg[0] != '\0');
 			CHECK_EQ_INT(d.len, 0);
 		}
-		/* Trailing garbage is corruption, not ignored. */
+		/* Trailing garbage is corruption, not ignored - except after a
+		 * deflate stream, where python-avro leaves three bytes of a zlib
+		 * trailer in every block (regression: events.deflate.avro). */
 		bad.len = 0;
 		CHECK_EQ_INT(cnt_buf_append(&bad, z.p, z.len), 0);
 		CHECK_EQ_INT(cnt_buf_append(&bad, "garbage!", 8), 0);
-		CHECK_EQ_INT(cnt_codec_decompress(c, id, bad.p, bad.len, &d, MIB, &err), -1);
+		CHECK_EQ_INT(cnt_codec_decompress(c, id, bad.p, bad.len, &d, MIB, &err), id == CNT_CODEC_DEFLATE ? 0 : -1);
+		if (id == CNT_CODEC_DEFLATE)
+			CHECK_EQ_INT(d.len, 200000);
 		/* Flipped bytes: an error or some output within the bound, never a
 		 * crash (the sanitizer build checks the "never"). */
 		for (k = 0; k < 300; k++) {
