@@ -264,14 +264,8 @@ int main(int argc, char **argv)
 						name, cnt_event_in_record_no(ein), msg);
 					continue;
 				}
-				oom(cnt_buf_append(&rej, "{\"input\":", 9));
-				oom(cnt_json_string(&rej, (const uint8_t *)name, strlen(name), 0));
-				oom(cnt_buf_printf(&rej, ",\"record\":%" PRIu64 ",\"reason\":\"unknown_counter\",\"field\":\"counter_version\",\"message\":",
-					cnt_event_in_record_no(ein)));
-				oom(cnt_json_string(&rej, (const uint8_t *)msg, strlen(msg), 0));
-				oom(cnt_buf_printf(&rej, ",\"event_id\":"));
-				oom(cnt_json_string(&rej, (const uint8_t *)ev.event_id.p, ev.event_id.n, 0));
-				oom(cnt_buf_append(&rej, "}\n", 2));
+				oom(cnt_json_reject(&rej, name, "record", cnt_event_in_record_no(ein), "unknown_counter",
+					"counter_version", msg, ev.event_id.p, ev.event_id.n));
 				continue;
 			}
 			pe = &batch[nb++];

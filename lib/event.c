@@ -20,7 +20,7 @@
 #include <jansson.h>
 
 #include "binary.h"
-#include "recin.h"
+#include "typedin.h"
 
 extern const char cnt_schema_counting_event[];
 
@@ -92,85 +92,53 @@ cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
 /* ---- reading -------------------------------------------------------- */
 
 struct cnt_event_in {
-	cnt_recin *rin;
-	cnt_avro_schema *ours;
-	char *ours_canon;
-	unsigned checked_container;
-	int fast;
-	cnt_block blk;
-	cnt_cur cur;
-	int64_t left;
-	uint64_t record_no;
-	const char *name;
-	cnt_limits lim;
-	cnt_slice *keys, *vals;
-	size_t acap;
+	cnt_typed_in t;
+	cnt_attrs_buf ab;
 	const uint8_t *raw;      /* last fast-path record's bytes */
 	size_t rawn;
 };
 
-static int grow_attrs(cnt_event_in *in, size_t n)
+static int grow_attrs(cnt_attrs_buf *ab, size_t n)
 {
 	cnt_slice *k, *v;
-	size_t cap = in->acap ? in->acap : 8;
+	size_t cap = ab->cap ? ab->cap : 8;
 
-	if (n <= in->acap)
+	if (n <= ab->cap)
 		return 0;
 	while (cap < n)
 		cap *= 2;
-	k = realloc(in->keys, cap * sizeof(*k));
+	k = realloc(ab->keys, cap * sizeof(*k));
 	if (k == NULL)
 		return -1;
-	in->keys = k;
-	v = realloc(in->vals, cap * sizeof(*v));
+	ab->keys = k;
+	v = realloc(ab->vals, cap * sizeof(*v));
 	if (v == NULL)
 		return -1;
-	in->vals = v;
-	in->acap = cap;
+	ab->vals = v;
+	ab->cap = cap;
 	return 0;
 }
 
-/* Decides, once per container, whether the writer's schema is ours. */
-static int check_fast(cnt_event_in *in, cnt_err *err)
+void cnt_attrs_buf_release(cnt_attrs_buf *ab)
 {
-	cnt_reader *rd = cnt_recin_reader(in->rin);
-	cnt_buf canon = CNT_BUF_INIT;
-
-	if (in->checked_container == cnt_reader_container(rd))
-		return 0;
-	if (cnt_schema_canonical(cnt_reader_schema(rd)->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
-		cnt_buf_release(&canon);
-		return cnt_err_set(err, "out of memory");
-	}
-	in->fast = strcmp((const char *)canon.p, in->ours_canon) == 0;
-	in->checked_container = cnt_reader_container(rd);
-	cnt_buf_release(&canon);
-	return 0;
+	free(ab->keys);
+	free(ab->vals);
+	ab->keys = ab->vals = NULL;
+	ab->cap = 0;
 }
 
 cnt_event_in *cnt_event_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
 	cnt_event_in *in = calloc(1, sizeof(*in));
-	cnt_buf canon = CNT_BUF_INIT;
 
 	if (in == NULL) {
 		cnt_err_set(err, "out of memory");
 		return NULL;
 	}
-	in->lim = lim ? *lim : cnt_limits_default();
-	in->ours = cnt_avro_schema_parse(cnt_schema_counting_event, strlen(cnt_schema_counting_event), err);
-	if (in->ours == NULL || cnt_schema_canonical(in->ours->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
-		cnt_buf_release(&canon);
-		cnt_event_in_free(in);
+	if (cnt_typed_in_open(&in->t, fd, name, cnt_schema_counting_event, lim, err) != 0) {
+		free(in);
 		return NULL;
 	}
-	in->ours_canon = (char *)canon.p;
-	in->rin = cnt_recin_open(fd, name, in->ours, &in->lim, err);
-	if (in->rin == NULL || check_fast(in, err) != 0) {
-		cnt_event_in_free(in);
-		return NULL;
-	}
-	in->name = cnt_reader_name(cnt_recin_reader(in->rin));
 	return in;
 }
 
@@ -178,11 +146,8 @@ void cnt_event_in_free(cnt_event_in *in)
 {
 	if (in == NULL)
 		return;
-	cnt_recin_free(in->rin);
-	cnt_avro_schema_free(in->ours);
-	free(in->ours_canon);
-	free(in->keys);
-	free(in->vals);
+	cnt_typed_in_release(&in->t);
+	cnt_attrs_buf_release(&in->ab);
 	free(in);
 }
 
@@ -200,8 +165,7 @@ void cnt_event_in_free(cnt_event_in *in)
 	else { what = "union branch out of range"; goto bad; } \
 } while (0)
 
-/* The fast path: our own schema, field by field. */
-static int decode_fast(cnt_event_in *in, cnt_cur *c, cnt_event *e, cnt_err *err)
+int cnt_event_decode(cnt_cur *c, cnt_event *e, cnt_attrs_buf *ab, const cnt_limits *lim, cnt_err *err)
 {
 	const char *what = NULL;
 	int64_t v, n;
@@ -244,26 +208,25 @@ static int decode_fast(cnt_event_in *in, cnt_cur *c, cnt_event *e, cnt_err *err)
 				goto trunc;
 			n = -n;
 		}
-		if ((uint64_t)n > in->lim.max_collection - na) {
+		if ((uint64_t)n > lim->max_collection - na) {
 			what = "attrs map longer than the max_collection bound";
 			goto bad;
 		}
-		if (grow_attrs(in, na + (size_t)n) != 0)
+		if (grow_attrs(ab, na + (size_t)n) != 0)
 			return cnt_err_set(err, "out of memory");
 		for (int64_t i = 0; i < n; i++, na++) {
-			GET_STR(c, in->keys[na]);
-			GET_STR(c, in->vals[na]);
+			GET_STR(c, ab->keys[na]);
+			GET_STR(c, ab->vals[na]);
 		}
 	}
 	e->nattrs = na;
-	e->attr_keys = in->keys;
-	e->attr_vals = in->vals;
+	e->attr_keys = ab->keys;
+	e->attr_vals = ab->vals;
 	return 0;
 trunc:
 	what = "record runs past the end of its block";
 bad:
-	return cnt_err_set(err, "'%s' record %llu (block %llu): %s: corrupt file", in->name,
-		(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no, what);
+	return cnt_err_set(err, "%s: corrupt file", what);
 }
 
 static inline int skip_str(cnt_cur *c)
@@ -345,7 +308,7 @@ static cnt_slice slice_of(const cnt_val *v)
 }
 
 /* The generic path: a resolved cnt_val in our schema's field order. */
-static int from_val(cnt_event_in *in, const cnt_val *r, cnt_event *e, cnt_err *err)
+int cnt_event_from_val(const cnt_val *r, cnt_event *e, cnt_attrs_buf *ab, cnt_err *err)
 {
 	const cnt_val *f = r->u.v, *m;
 
@@ -365,56 +328,36 @@ static int from_val(cnt_event_in *in, const cnt_val *r, cnt_event *e, cnt_err *e
 	e->retracts = slice_of(&f[13]);
 	e->retraction_id = slice_of(&f[14]);
 	m = &f[15];
-	if (grow_attrs(in, m->n) != 0)
+	if (grow_attrs(ab, m->n) != 0)
 		return cnt_err_set(err, "out of memory");
 	for (uint32_t i = 0; i < m->n; i++) {
-		in->keys[i] = slice_of(&m->u.v[2 * i]);
-		in->vals[i] = slice_of(&m->u.v[2 * i + 1]);
+		ab->keys[i] = slice_of(&m->u.v[2 * i]);
+		ab->vals[i] = slice_of(&m->u.v[2 * i + 1]);
 	}
 	e->nattrs = m->n;
-	e->attr_keys = in->keys;
-	e->attr_vals = in->vals;
+	e->attr_keys = ab->keys;
+	e->attr_vals = ab->vals;
 	return 0;
 }
 
 int cnt_event_in_next(cnt_event_in *in, cnt_event *e, cnt_err *err)
 {
 	cnt_val v;
+	int rc = cnt_typed_in_step(&in->t, err);
 
-	while (in->left == 0) {
-		int rc;
-
-		if (in->blk.data && in->cur.p != in->cur.end)
-			return cnt_err_set(err, "'%s' block %llu: %zu bytes left over after its %lld records: corrupt file",
-				in->name, (unsigned long long)in->blk.block_no,
-				(size_t)(in->cur.end - in->cur.p), (long long)in->blk.count);
-		rc = cnt_recin_next_block(in->rin, &in->blk, err);
-		if (rc <= 0) {
-			in->blk.data = NULL;
-			return rc;
-		}
-		in->cur.p = in->blk.data;
-		in->cur.end = in->blk.data + in->blk.len;
-		in->left = in->blk.count;
-		/* Each container on the stream is checked: one written with our
-		 * schema is decoded directly, any other through resolution. */
-		if (check_fast(in, err) != 0)
-			return -1;
-	}
-	in->record_no++;
-	in->left--;
-	if (in->fast) {
-		in->raw = in->cur.p;
-		if (decode_fast(in, &in->cur, e, err) != 0)
-			return -1;
-		in->rawn = (size_t)(in->cur.p - in->raw);
+	if (rc <= 0)
+		return rc;
+	if (in->t.fast) {
+		in->raw = in->t.cur.p;
+		if (cnt_event_decode(&in->t.cur, e, &in->ab, &in->t.lim, err) != 0)
+			return cnt_typed_in_where(&in->t, err);
+		in->rawn = (size_t)(in->t.cur.p - in->raw);
 		return 1;
 	}
 	in->raw = NULL;
-	if (cnt_recin_decode(in->rin, &in->cur, &v, err) != 0)
-		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", in->name,
-			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
-	return from_val(in, &v, e, err) == 0 ? 1 : -1;
+	if (cnt_typed_in_resolve(&in->t, &v, err) != 0)
+		return -1;
+	return cnt_event_from_val(&v, e, &in->ab, err) == 0 ? 1 : -1;
 }
 
 int cnt_event_in_raw(const cnt_event_in *in, const uint8_t **p, size_t *n)
@@ -428,10 +371,10 @@ int cnt_event_in_raw(const cnt_event_in *in, const uint8_t **p, size_t *n)
 
 uint64_t cnt_event_in_record_no(const cnt_event_in *in)
 {
-	return in->record_no;
+	return in->t.record_no;
 }
 
 int cnt_event_in_fast(const cnt_event_in *in)
 {
-	return in->fast;
+	return in->t.fast;
 }

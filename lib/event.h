@@ -17,6 +17,7 @@
 #include "container.h"
 #include "binary.h"
 #include "rawevent.h"
+#include "value.h"
 
 typedef struct cnt_event {
 	cnt_slice event_id, idempotency_key, tenant_id, counter_id;
@@ -31,6 +32,22 @@ typedef struct cnt_event {
 	size_t nattrs;
 	const cnt_slice *attr_keys, *attr_vals;
 } cnt_event;
+
+/* Storage for decoded attrs, reused from record to record. */
+typedef struct cnt_attrs_buf {
+	cnt_slice *keys, *vals;
+	size_t cap;
+} cnt_attrs_buf;
+
+void cnt_attrs_buf_release(cnt_attrs_buf *ab);
+
+/* Decodes one event written with exactly our schema at c.  Slices point
+ * into the data at c and into ab.  Returns 0, or -1 with err saying what
+ * is wrong (the caller adds the position). */
+int cnt_event_decode(cnt_cur *c, cnt_event *e, cnt_attrs_buf *ab, const cnt_limits *lim, cnt_err *err);
+
+/* Fills e from a record value resolved to our schema (value.h). */
+int cnt_event_from_val(const cnt_val *rec, cnt_event *e, cnt_attrs_buf *ab, cnt_err *err);
 
 /* Appends e in Avro binary encoding to b.  Returns 0 or -1 (out of memory). */
 int cnt_event_encode(const cnt_event *e, cnt_buf *b);

@@ -266,3 +266,23 @@ int cnt_csv_record(cnt_buf *out, const cnt_val *v, const cnt_schema *s, int flag
 	cnt_buf_release(&tmp);
 	return rc || cnt_buf_putc(out, '\n') ? -1 : 0;
 }
+
+int cnt_json_reject(cnt_buf *out, const char *input, const char *poskind, uint64_t pos,
+	const char *reason, const char *field, const char *msg, const char *event_id, size_t event_id_len)
+{
+	int rc = 0;
+
+	rc |= cnt_buf_append(out, "{\"input\":", 9);
+	rc |= cnt_json_string(out, (const uint8_t *)input, strlen(input), 0);
+	rc |= cnt_buf_printf(out, ",\"%s\":%llu,\"reason\":\"%s\"", poskind, (unsigned long long)pos, reason);
+	if (field)
+		rc |= cnt_buf_printf(out, ",\"field\":\"%s\"", field);
+	rc |= cnt_buf_append(out, ",\"message\":", 11);
+	rc |= cnt_json_string(out, (const uint8_t *)msg, strlen(msg), 0);
+	if (event_id) {
+		rc |= cnt_buf_append(out, ",\"event_id\":", 12);
+		rc |= cnt_json_string(out, (const uint8_t *)event_id, event_id_len, 0);
+	}
+	rc |= cnt_buf_append(out, "}\n", 2);
+	return rc ? -1 : 0;
+}

@@ -30,6 +30,12 @@ int cnt_json_value(cnt_buf *out, const cnt_val *v, const cnt_schema *s, int flag
 /* Appends p[0..n) as a JSON string literal.  bytes != 0: Avro bytes. */
 int cnt_json_string(cnt_buf *out, const uint8_t *p, size_t n, int bytes);
 
+/* Appends one line of a reject stream (cnt(7), REJECT STREAMS):
+ * {"input":..,"<poskind>":pos,"reason":..,"field":..,"message":..,"event_id":..}
+ * field and event_id are left out when NULL.  Returns 0 or -1. */
+int cnt_json_reject(cnt_buf *out, const char *input, const char *poskind, uint64_t pos,
+	const char *reason, const char *field, const char *msg, const char *event_id, size_t event_id_len);
+
 /* Appends one CSV row of a record's top-level fields: scalars as text,
  * null as an empty cell, nested values as compact JSON.  Returns 0 or -1. */
 int cnt_csv_record(cnt_buf *out, const cnt_val *v, const cnt_schema *s, int flags);
