@@ -48,6 +48,13 @@ static int ensure_plan(cnt_recin *in, cnt_err *err)
 	return 0;
 }
 
+int cnt_recin_set_reader(cnt_recin *in, const cnt_avro_schema *reader, cnt_err *err)
+{
+	in->reader = reader;
+	in->plan_container = 0;   /* recompile for the current container */
+	return ensure_plan(in, err);
+}
+
 int cnt_recin_set_skipper(cnt_recin *in, const char *canon, cnt_skipper fn)
 {
 	free(in->skip_canon);

@@ -45,6 +45,10 @@ int cnt_recin_skip(cnt_recin *in, cnt_err *err);
 typedef int (*cnt_skipper)(cnt_cur *c, const cnt_limits *lim);
 int cnt_recin_set_skipper(cnt_recin *in, const char *canon, cnt_skipper fn);
 
+/* Switches the schema to resolve to (NULL: each container's own).  0, or
+ * -1 with err set when the current container does not resolve to it. */
+int cnt_recin_set_reader(cnt_recin *in, const cnt_avro_schema *reader, cnt_err *err);
+
 /* The schema the current record is typed by (the reader's, or the
  * current container's writer schema). */
 const cnt_schema *cnt_recin_schema(const cnt_recin *in);

@@ -23,8 +23,7 @@ static int check_fast(cnt_typed_in *t, cnt_err *err)
 	return 0;
 }
 
-int cnt_typed_in_open(cnt_typed_in *t, int fd, const char *name, const char *schema_json,
-	const cnt_limits *lim, cnt_err *err)
+static int init_ours(cnt_typed_in *t, const char *schema_json, const cnt_limits *lim, cnt_err *err)
 {
 	cnt_buf canon = CNT_BUF_INIT;
 
@@ -39,8 +38,31 @@ int cnt_typed_in_open(cnt_typed_in *t, int fd, const char *name, const char *sch
 		return cnt_err_set(err, "out of memory");
 	}
 	t->canon = (char *)canon.p;
+	return 0;
+}
+
+int cnt_typed_in_open(cnt_typed_in *t, int fd, const char *name, const char *schema_json,
+	const cnt_limits *lim, cnt_err *err)
+{
+	if (init_ours(t, schema_json, lim, err) != 0)
+		return -1;
 	t->rin = cnt_recin_open(fd, name, t->ours, &t->lim, err);
 	if (t->rin == NULL || check_fast(t, err) != 0) {
+		cnt_typed_in_release(t);
+		return -1;
+	}
+	t->name = cnt_reader_name(cnt_recin_reader(t->rin));
+	return 0;
+}
+
+int cnt_typed_in_adopt(cnt_typed_in *t, cnt_recin *rin, const char *schema_json, const cnt_limits *lim, cnt_err *err)
+{
+	if (init_ours(t, schema_json, lim, err) != 0) {
+		cnt_recin_free(rin);
+		return -1;
+	}
+	t->rin = rin;
+	if (cnt_recin_set_reader(rin, t->ours, err) != 0 || check_fast(t, err) != 0) {
 		cnt_typed_in_release(t);
 		return -1;
 	}

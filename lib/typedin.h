@@ -34,6 +34,9 @@ typedef struct cnt_typed_in {
  * resolve to ours). */
 int cnt_typed_in_open(cnt_typed_in *t, int fd, const char *name, const char *schema_json,
 	const cnt_limits *lim, cnt_err *err);
+/* The same for an input already open (read with its writer's schema, to
+ * look at it first): t takes rin over, also when it fails. */
+int cnt_typed_in_adopt(cnt_typed_in *t, cnt_recin *rin, const char *schema_json, const cnt_limits *lim, cnt_err *err);
 void cnt_typed_in_release(cnt_typed_in *t);
 
 /* Moves to the next record: returns 1 (decode it: at t->cur when t->fast,

@@ -81,6 +81,29 @@ cnt_windowed_in *cnt_windowed_in_open(int fd, const char *name, const cnt_limits
 	return in;
 }
 
+cnt_windowed_in *cnt_windowed_in_adopt(cnt_recin *rin, const cnt_limits *lim, cnt_err *err)
+{
+	cnt_windowed_in *in = calloc(1, sizeof(*in));
+	char *json = cnt_windowed_schema_json(err);
+	int rc;
+
+	if (in == NULL || json == NULL) {
+		if (in == NULL)
+			cnt_err_set(err, "out of memory");
+		cnt_recin_free(rin);
+		free(in);
+		free(json);
+		return NULL;
+	}
+	rc = cnt_typed_in_adopt(&in->t, rin, json, lim, err);
+	free(json);
+	if (rc != 0) {
+		free(in);
+		return NULL;
+	}
+	return in;
+}
+
 void cnt_windowed_in_free(cnt_windowed_in *in)
 {
 	if (in == NULL)

@@ -41,6 +41,9 @@ typedef struct cnt_windowed_in cnt_windowed_in;
  * another schema that resolves to ours is read through resolution.
  * NULL with err set on failure. */
 cnt_windowed_in *cnt_windowed_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
+/* The same for an input already open (see cnt_typed_in_adopt): takes rin
+ * over, also on failure. */
+cnt_windowed_in *cnt_windowed_in_adopt(cnt_recin *rin, const cnt_limits *lim, cnt_err *err);
 /* Reads the next one.  1, 0 at the end, -1 with err naming the place. */
 int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err);
 void cnt_windowed_in_free(cnt_windowed_in *in);

@@ -1,0 +1,799 @@
+/*
+ * accum.c - bucket aggregation with spilling (see accum.h).
+ */
+#include "accum.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
+
+typedef struct agg {
+	uint32_t stream, member;
+	int32_t shard;
+	uint32_t flags;
+	int64_t bucket_start, bucket_end;
+	int64_t count, min, max, last_event_time, max_ingest_time, late_count;
+	cnt_i128 sum, late_sum;
+	cnt_hll *sketch, *late_sketch;
+} agg;
+
+typedef struct stream {
+	char *tenant, *counter;
+	size_t tn, cn;
+	int32_t version;
+} stream;
+
+struct cnt_accum {
+	size_t limit;
+	char *tmpdir;
+	cnt_accum_stats st;
+	/* streams: few, looked up linearly behind a one-entry cache */
+	stream *streams;
+	size_t nstreams, cstreams;
+	uint32_t last_stream;
+	/* members: interned strings */
+	cnt_buf mdata;
+	size_t *moff;
+	uint32_t *mlen;
+	size_t nmembers, cmembers;
+	uint32_t *mslots;
+	size_t mmask;
+	/* groups */
+	agg *groups;
+	size_t ngroups, cgroups;
+	uint32_t *gslots;
+	size_t gmask;
+	size_t sketch_bytes;
+	/* spilled runs: unlinked temporary files, still open */
+	int *runs;
+	size_t nruns, cruns;
+	cnt_buf s1, s2;     /* sketch serialization scratch */
+};
+
+static size_t mem_estimate(const cnt_accum *a)
+{
+	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(uint32_t) +
+		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
+		(a->mmask + 1) * sizeof(uint32_t) + a->sketch_bytes;
+}
+
+cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
+{
+	cnt_accum *a = calloc(1, sizeof(*a));
+
+	if (a == NULL || (a->tmpdir = strdup(tmpdir ? tmpdir : "/tmp")) == NULL) {
+		free(a);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	a->limit = memory_limit;
+	a->gmask = 1023;
+	a->mmask = 1023;
+	a->gslots = calloc(a->gmask + 1, sizeof(uint32_t));
+	a->mslots = calloc(a->mmask + 1, sizeof(uint32_t));
+	a->last_stream = UINT32_MAX;
+	if (a->gslots == NULL || a->mslots == NULL) {
+		cnt_accum_free(a);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	return a;
+}
+
+static void free_sketches(cnt_accum *a)
+{
+	for (size_t i = 0; i < a->ngroups; i++) {
+		if (a->groups[i].sketch) {
+			cnt_hll_release(a->groups[i].sketch);
+			free(a->groups[i].sketch);
+		}
+		if (a->groups[i].late_sketch) {
+			cnt_hll_release(a->groups[i].late_sketch);
+			free(a->groups[i].late_sketch);
+		}
+	}
+	a->sketch_bytes = 0;
+}
+
+void cnt_accum_free(cnt_accum *a)
+{
+	if (a == NULL)
+		return;
+	free_sketches(a);
+	for (size_t i = 0; i < a->nstreams; i++) {
+		free(a->streams[i].tenant);
+		free(a->streams[i].counter);
+	}
+	for (size_t i = 0; i < a->nruns; i++)
+		close(a->runs[i]);
+	free(a->runs);
+	free(a->streams);
+	cnt_buf_release(&a->mdata);
+	cnt_buf_release(&a->s1);
+	cnt_buf_release(&a->s2);
+	free(a->moff);
+	free(a->mlen);
+	free(a->mslots);
+	free(a->groups);
+	free(a->gslots);
+	free(a->tmpdir);
+	free(a);
+}
+
+static int stream_of(cnt_accum *a, cnt_slice tenant, cnt_slice counter, int32_t version, uint32_t *out)
+{
+	stream *s;
+
+	if (a->last_stream != UINT32_MAX) {
+		s = &a->streams[a->last_stream];
+		if (s->version == version && s->tn == tenant.n && s->cn == counter.n &&
+		    memcmp(s->tenant, tenant.p, tenant.n) == 0 && memcmp(s->counter, counter.p, counter.n) == 0) {
+			*out = a->last_stream;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < a->nstreams; i++) {
+		s = &a->streams[i];
+		if (s->version == version && s->tn == tenant.n && s->cn == counter.n &&
+		    memcmp(s->tenant, tenant.p, tenant.n) == 0 && memcmp(s->counter, counter.p, counter.n) == 0) {
+			*out = a->last_stream = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (a->nstreams == a->cstreams) {
+		size_t c = a->cstreams ? a->cstreams * 2 : 8;
+		stream *v = realloc(a->streams, c * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		a->streams = v;
+		a->cstreams = c;
+	}
+	s = &a->streams[a->nstreams];
+	s->tenant = malloc(tenant.n + 1);
+	s->counter = malloc(counter.n + 1);
+	if (s->tenant == NULL || s->counter == NULL) {
+		free(s->tenant);
+		free(s->counter);
+		return -1;
+	}
+	if (tenant.n)
+		memcpy(s->tenant, tenant.p, tenant.n);
+	if (counter.n)
+		memcpy(s->counter, counter.p, counter.n);
+	s->tn = tenant.n;
+	s->cn = counter.n;
+	s->version = version;
+	*out = a->last_stream = (uint32_t)a->nstreams++;
+	return 0;
+}
+
+static int grow_slots(uint32_t **slots, size_t *mask, size_t n, uint64_t (*hash)(const cnt_accum *, uint32_t),
+	const cnt_accum *a)
+{
+	size_t cap = (*mask + 1) * 2;
+	uint32_t *s = calloc(cap, sizeof(uint32_t));
+
+	if (s == NULL)
+		return -1;
+	for (uint32_t id = 0; id < n; id++) {
+		size_t i;
+
+		for (i = hash(a, id) & (cap - 1); s[i]; i = (i + 1) & (cap - 1))
+			;
+		s[i] = id + 1;
+	}
+	free(*slots);
+	*slots = s;
+	*mask = cap - 1;
+	return 0;
+}
+
+static uint64_t member_hash(const cnt_accum *a, uint32_t id)
+{
+	return XXH3_64bits(a->mdata.p + a->moff[id], a->mlen[id]);
+}
+
+static int member_of(cnt_accum *a, cnt_slice m, uint32_t *out)
+{
+	uint64_t h = XXH3_64bits(m.p, m.n);
+	size_t i;
+
+	for (i = h & a->mmask; a->mslots[i]; i = (i + 1) & a->mmask) {
+		uint32_t id = a->mslots[i] - 1;
+
+		if (a->mlen[id] == m.n && memcmp(a->mdata.p + a->moff[id], m.p, m.n) == 0) {
+			*out = id;
+			return 0;
+		}
+	}
+	if (a->nmembers == a->cmembers) {
+		size_t c = a->cmembers ? a->cmembers * 2 : 1024;
+		size_t *o = realloc(a->moff, c * sizeof(*o));
+		uint32_t *l;
+
+		if (o == NULL)
+			return -1;
+		a->moff = o;
+		l = realloc(a->mlen, c * sizeof(*l));
+		if (l == NULL)
+			return -1;
+		a->mlen = l;
+		a->cmembers = c;
+	}
+	a->moff[a->nmembers] = a->mdata.len;
+	a->mlen[a->nmembers] = (uint32_t)m.n;
+	if (cnt_buf_append(&a->mdata, m.p, m.n) != 0)
+		return -1;
+	a->mslots[i] = (uint32_t)a->nmembers + 1;
+	*out = (uint32_t)a->nmembers++;
+	if (a->nmembers * 2 > a->mmask + 1 && grow_slots(&a->mslots, &a->mmask, a->nmembers, member_hash, a) != 0)
+		return -1;
+	return 0;
+}
+
+static uint64_t group_hash_of(uint32_t sid, uint32_t member, int64_t bucket, int32_t shard)
+{
+	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket, (uint64_t)(uint32_t)shard};
+
+	return XXH3_64bits(k, sizeof(k));
+}
+
+static uint64_t group_hash(const cnt_accum *a, uint32_t id)
+{
+	const agg *g = &a->groups[id];
+
+	return group_hash_of(g->stream, g->member, g->bucket_start, g->shard);
+}
+
+/* The group for a key, created empty when new; NULL when out of memory. */
+static agg *group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket, int32_t shard, int64_t bucket_end)
+{
+	uint64_t h = group_hash_of(sid, member, bucket, shard);
+	size_t i;
+	agg *g;
+
+	for (i = h & a->gmask; a->gslots[i]; i = (i + 1) & a->gmask) {
+		g = &a->groups[a->gslots[i] - 1];
+		if (g->member == member && g->bucket_start == bucket && g->stream == sid && g->shard == shard)
+			return g;
+	}
+	if (a->ngroups == a->cgroups) {
+		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
+		agg *v = realloc(a->groups, c * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		a->groups = v;
+		a->cgroups = c;
+	}
+	g = &a->groups[a->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->stream = sid;
+	g->member = member;
+	g->bucket_start = bucket;
+	g->bucket_end = bucket_end;
+	g->shard = shard;
+	g->max_ingest_time = INT64_MIN;
+	a->gslots[i] = (uint32_t)a->ngroups + 1;
+	a->ngroups++;
+	if (a->ngroups * 2 > a->gmask + 1 && grow_slots(&a->gslots, &a->gmask, a->ngroups, group_hash, a) != 0)
+		return NULL;
+	return &a->groups[a->ngroups - 1];
+}
+
+static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item)
+{
+	size_t before;
+
+	if (*hp == NULL) {
+		*hp = malloc(sizeof(cnt_hll));
+		if (*hp == NULL)
+			return -1;
+		cnt_hll_init(*hp);
+		a->sketch_bytes += sizeof(cnt_hll);
+	}
+	before = cnt_hll_heap_bytes(*hp);
+	if (cnt_hll_add(*hp, item.p, item.n) != 0)
+		return -1;
+	a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
+	return 0;
+}
+
+static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_err *err)
+{
+	cnt_hll src;
+	size_t before;
+	int rc;
+
+	if (bytes.p == NULL)
+		return 0;
+	if (cnt_hll_deserialize(&src, (const uint8_t *)bytes.p, bytes.n, err) != 0)
+		return cnt_err_prefix(err, "sketch");
+	if (*hp == NULL) {
+		*hp = malloc(sizeof(cnt_hll));
+		if (*hp == NULL) {
+			cnt_hll_release(&src);
+			return cnt_err_set(err, "out of memory");
+		}
+		cnt_hll_init(*hp);
+		if (a)
+			a->sketch_bytes += sizeof(cnt_hll);
+	}
+	before = cnt_hll_heap_bytes(*hp);
+	rc = cnt_hll_merge(*hp, &src);
+	cnt_hll_release(&src);
+	if (rc != 0)
+		return cnt_err_set(err, "out of memory");
+	if (a)
+		a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
+	return 0;
+}
+
+static void merge_numbers(agg *g, const cnt_bucket *b)
+{
+	g->count += b->count;
+	g->sum += b->sum;
+	if (b->has_min && (!(g->flags & AGG_MIN) || b->min < g->min)) {
+		g->min = b->min;
+		g->flags |= AGG_MIN;
+	}
+	if (b->has_max && (!(g->flags & AGG_MAX) || b->max > g->max)) {
+		g->max = b->max;
+		g->flags |= AGG_MAX;
+	}
+	if (b->has_last && (!(g->flags & AGG_LAST) || b->last_event_time > g->last_event_time)) {
+		g->last_event_time = b->last_event_time;
+		g->flags |= AGG_LAST;
+	}
+	if (b->max_ingest_time > g->max_ingest_time)
+		g->max_ingest_time = b->max_ingest_time;
+	g->late_count += b->late_count;
+	g->late_sum += b->late_sum;
+}
+
+static int spill(cnt_accum *a, cnt_err *err);
+
+static int check_memory(cnt_accum *a, cnt_err *err)
+{
+	size_t m = mem_estimate(a);
+
+	if (m > a->st.peak_bytes)
+		a->st.peak_bytes = m;
+	if (a->limit && m > a->limit && a->ngroups > 0)
+		return spill(a, err);
+	return 0;
+}
+
+int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
+{
+	const cnt_event *e = &w->ev;
+	uint32_t s, m;
+	agg *g;
+
+	if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &s) != 0 ||
+	    member_of(a, e->member_ref, &m) != 0 ||
+	    (g = group_of(a, s, m, w->bucket_start, w->shard, w->bucket_end)) == NULL)
+		return cnt_err_set(err, "out of memory");
+	a->st.events++;
+	if (e->ingest_time > g->max_ingest_time)
+		g->max_ingest_time = e->ingest_time;
+	if (w->late) {
+		/* Kept apart: counted, never folded into the on-time values. */
+		a->st.late_events++;
+		g->late_count++;
+		g->late_sum += e->delta;
+		if (e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
+			return cnt_err_set(err, "out of memory");
+	} else {
+		g->count++;
+		g->sum += e->delta;
+		if (!(g->flags & AGG_MIN) || e->delta < g->min)
+			g->min = e->delta;
+		if (!(g->flags & AGG_MAX) || e->delta > g->max)
+			g->max = e->delta;
+		if (!(g->flags & AGG_LAST) || e->event_time > g->last_event_time)
+			g->last_event_time = e->event_time;
+		g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
+		if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
+			return cnt_err_set(err, "out of memory");
+	}
+	return (a->st.events & 1023) == 0 ? check_memory(a, err) : 0;
+}
+
+int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
+{
+	uint32_t s, m;
+	agg *g;
+
+	if (stream_of(a, b->tenant_id, b->counter_id, b->counter_version, &s) != 0 ||
+	    member_of(a, b->member_ref, &m) != 0 ||
+	    (g = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end)) == NULL)
+		return cnt_err_set(err, "out of memory");
+	a->st.buckets_in++;
+	merge_numbers(g, b);
+	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
+	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
+		return -1;
+	return (a->st.buckets_in & 255) == 0 ? check_memory(a, err) : 0;
+}
+
+/* ---- canonical order ------------------------------------------------ */
+
+typedef struct sortrec {
+	uint64_t major;     /* stream rank << 40 | member rank */
+	uint64_t bucket;    /* bucket_start with the sign bit flipped */
+	uint32_t shard;     /* shard with the sign bit flipped */
+	uint32_t idx;
+} sortrec;
+
+static int cmp_members(const void *x, const void *y, void *ctx)
+{
+	const cnt_accum *a = ctx;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	size_t n = a->mlen[i] < a->mlen[j] ? a->mlen[i] : a->mlen[j];
+	int d = n ? memcmp(a->mdata.p + a->moff[i], a->mdata.p + a->moff[j], n) : 0;
+
+	if (d)
+		return d;
+	return a->mlen[i] < a->mlen[j] ? -1 : a->mlen[i] > a->mlen[j];
+}
+
+static int slice_cmp2(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn;
+	int d = n ? memcmp(a, b, n) : 0;
+
+	if (d)
+		return d;
+	return an < bn ? -1 : an > bn;
+}
+
+static int cmp_streams(const void *x, const void *y, void *ctx)
+{
+	const stream *s = ctx;
+	const stream *p = &s[*(const uint32_t *)x], *q = &s[*(const uint32_t *)y];
+	int d = slice_cmp2(p->tenant, p->tn, q->tenant, q->tn);
+
+	if (d == 0)
+		d = slice_cmp2(p->counter, p->cn, q->counter, q->cn);
+	if (d == 0)
+		d = p->version < q->version ? -1 : p->version > q->version;
+	return d;
+}
+
+/* LSD radix sort by (major, bucket, shard), skipping byte positions where
+ * every key agrees (most of them): linear in the number of groups. */
+static int radix_sort(sortrec *v, size_t n)
+{
+	sortrec *tmp = malloc(n * sizeof(*tmp) + 1);
+
+	if (tmp == NULL)
+		return -1;
+	for (int pass = 0; pass < 20; pass++) {
+		size_t count[257] = {0};
+		int field = pass < 4 ? 0 : pass < 12 ? 1 : 2;
+		int shift = 8 * (pass < 4 ? pass : pass < 12 ? pass - 4 : pass - 12);
+#define KEYBYTE(r) (unsigned)(((field == 0 ? (uint64_t)(r).shard : field == 1 ? (r).bucket : (r).major) >> shift) & 0xff)
+
+		for (size_t i = 0; i < n; i++)
+			count[KEYBYTE(v[i]) + 1]++;
+		if (count[KEYBYTE(v[0]) + 1] == n)
+			continue;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[KEYBYTE(v[i])]++] = v[i];
+		memcpy(v, tmp, n * sizeof(*v));
+#undef KEYBYTE
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Writes one record from a group's aggregates and its key strings. */
+static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, const agg *g, cnt_err *err)
+{
+	cnt_bucket b;
+
+	memset(&b, 0, sizeof(b));
+	b.tenant_id.p = s->tenant;
+	b.tenant_id.n = s->tn;
+	b.counter_id.p = s->counter;
+	b.counter_id.n = s->cn;
+	b.counter_version = s->version;
+	b.member_ref = member;
+	b.bucket_start = g->bucket_start;
+	b.bucket_end = g->bucket_end;
+	b.shard = g->shard;
+	b.count = g->count;
+	b.sum = g->sum;
+	b.has_min = (g->flags & AGG_MIN) != 0;
+	b.min = g->min;
+	b.has_max = (g->flags & AGG_MAX) != 0;
+	b.max = g->max;
+	b.has_last = (g->flags & AGG_LAST) != 0;
+	b.last_event_time = g->last_event_time;
+	b.max_ingest_time = g->max_ingest_time;
+	b.late_count = g->late_count;
+	b.late_sum = g->late_sum;
+	a->s1.len = a->s2.len = 0;
+	if (g->sketch) {
+		if (cnt_hll_serialize(g->sketch, &a->s1) != 0)
+			return cnt_err_set(err, "out of memory");
+		b.sketch.p = (const char *)a->s1.p;
+		b.sketch.n = a->s1.len;
+	}
+	if (g->late_sketch) {
+		if (cnt_hll_serialize(g->late_sketch, &a->s2) != 0)
+			return cnt_err_set(err, "out of memory");
+		b.late_sketch.p = (const char *)a->s2.p;
+		b.late_sketch.n = a->s2.len;
+	}
+	if (!cnt_i128_fits64(g->sum))
+		a->st.sum_overflows++;
+	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
+		return cnt_err_set(err, "out of memory");
+	return cnt_writer_commit(w, err);
+}
+
+/* Writes the in-memory groups to w in canonical order. */
+static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	uint32_t *mord = NULL, *sord = NULL;
+	uint64_t *mrank = NULL, *srank = NULL;
+	sortrec *recs = NULL;
+	int rc = -1;
+
+	if (a->ngroups == 0)
+		return 0;
+	mord = malloc(a->nmembers * sizeof(*mord));
+	mrank = malloc(a->nmembers * sizeof(*mrank));
+	sord = malloc(a->nstreams * sizeof(*sord));
+	srank = malloc(a->nstreams * sizeof(*srank));
+	recs = malloc(a->ngroups * sizeof(*recs));
+	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL) {
+		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		goto out;
+	}
+	for (uint32_t i = 0; i < a->nmembers; i++)
+		mord[i] = i;
+	qsort_r(mord, a->nmembers, sizeof(*mord), cmp_members, a);
+	for (uint32_t r = 0; r < a->nmembers; r++)
+		mrank[mord[r]] = r;
+	for (uint32_t i = 0; i < a->nstreams; i++)
+		sord[i] = i;
+	qsort_r(sord, a->nstreams, sizeof(*sord), cmp_streams, a->streams);
+	for (uint32_t r = 0; r < a->nstreams; r++)
+		srank[sord[r]] = r;
+	for (size_t i = 0; i < a->ngroups; i++) {
+		const agg *g = &a->groups[i];
+
+		recs[i].major = srank[g->stream] << 40 | mrank[g->member];
+		recs[i].bucket = (uint64_t)g->bucket_start ^ (UINT64_C(1) << 63);
+		recs[i].shard = (uint32_t)g->shard ^ (UINT32_C(1) << 31);
+		recs[i].idx = (uint32_t)i;
+	}
+	if (radix_sort(recs, a->ngroups) != 0) {
+		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		goto out;
+	}
+	for (size_t i = 0; i < a->ngroups; i++) {
+		const agg *g = &a->groups[recs[i].idx];
+		cnt_slice m = {(const char *)a->mdata.p + a->moff[g->member], a->mlen[g->member]};
+
+		if (emit(a, w, &a->streams[g->stream], m, g, err) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(mord);
+	free(mrank);
+	free(sord);
+	free(srank);
+	free(recs);
+	return rc;
+}
+
+static void reset_groups(cnt_accum *a)
+{
+	free_sketches(a);
+	a->ngroups = 0;
+	memset(a->gslots, 0, (a->gmask + 1) * sizeof(uint32_t));
+	a->nmembers = 0;
+	a->mdata.len = 0;
+	memset(a->mslots, 0, (a->mmask + 1) * sizeof(uint32_t));
+}
+
+static int spill(cnt_accum *a, cnt_err *err)
+{
+	char path[4096];
+	cnt_writer *w;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cnt-accumulate.XXXXXX", a->tmpdir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return cnt_err_set(err, "cannot create a spill file in '%s': %s (set --tmpdir or TMPDIR)", a->tmpdir, strerror(errno));
+	unlink(path);   /* gone when we are, however we end */
+	if (a->nruns == a->cruns) {
+		size_t c = a->cruns ? a->cruns * 2 : 8;
+		int *v = realloc(a->runs, c * sizeof(*v));
+
+		if (v == NULL) {
+			close(fd);
+			return cnt_err_set(err, "out of memory");
+		}
+		a->runs = v;
+		a->cruns = c;
+	}
+	a->runs[a->nruns++] = fd;
+	w = cnt_bucket_writer_new(fd, "spill file", CNT_CODEC_NULL, -1, err);
+	if (w == NULL)
+		return -1;
+	if (write_sorted(a, w, err) != 0 || cnt_writer_finish(w, err) != 0) {
+		cnt_writer_free(w);
+		return cnt_err_prefix(err, "spilling to '%s'", a->tmpdir);
+	}
+	cnt_writer_free(w);
+	a->st.runs++;
+	reset_groups(a);
+	return 0;
+}
+
+/* ---- merging runs --------------------------------------------------- */
+
+typedef struct run {
+	cnt_bucket_in in;
+	cnt_bucket cur;
+	int live;
+} run;
+
+static int run_less(const run *r, uint32_t x, uint32_t y)
+{
+	int d = cnt_bucket_key_cmp(&r[x].cur, &r[y].cur);
+
+	return d < 0 || (d == 0 && x < y);
+}
+
+static void heap_down(const run *r, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && run_less(r, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && run_less(r, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	run *r = calloc(a->nruns, sizeof(*r));
+	uint32_t *heap = calloc(a->nruns, sizeof(*heap));
+	size_t n = 0;
+	cnt_buf key = CNT_BUF_INIT;
+	int rc = -1;
+
+	if (r == NULL || heap == NULL) {
+		cnt_err_set(err, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->nruns; i++) {
+		int got;
+
+		if (lseek(a->runs[i], 0, SEEK_SET) != 0) {
+			cnt_err_set(err, "cannot reread a spill file: %s", strerror(errno));
+			goto out;
+		}
+		if (cnt_bucket_in_open(&r[i].in, a->runs[i], "spill file", NULL, err) != 0)
+			goto out;
+		r[i].live = 1;
+		got = cnt_bucket_in_next(&r[i].in, &r[i].cur, err);
+		if (got < 0)
+			goto out;
+		if (got > 0)
+			heap[n++] = (uint32_t)i;
+	}
+	for (size_t i = n / 2; i-- > 0;)
+		heap_down(r, heap, n, i);
+	while (n > 0) {
+		agg g;
+		stream s;
+		cnt_slice member;
+		cnt_bucket k;
+
+		/* The smallest key, with its strings copied (the reader moves on). */
+		k = r[heap[0]].cur;
+		key.len = 0;
+		if (cnt_buf_append(&key, k.tenant_id.p, k.tenant_id.n) != 0 ||
+		    cnt_buf_append(&key, k.counter_id.p, k.counter_id.n) != 0 ||
+		    cnt_buf_append(&key, k.member_ref.p, k.member_ref.n) != 0) {
+			cnt_err_set(err, "out of memory");
+			goto out;
+		}
+		s.tenant = (char *)key.p;
+		s.tn = k.tenant_id.n;
+		s.counter = (char *)key.p + k.tenant_id.n;
+		s.cn = k.counter_id.n;
+		s.version = k.counter_version;
+		member.p = (const char *)key.p + k.tenant_id.n + k.counter_id.n;
+		member.n = k.member_ref.n;
+		k.tenant_id.p = s.tenant;
+		k.counter_id.p = s.counter;
+		k.member_ref = member;
+		memset(&g, 0, sizeof(g));
+		g.bucket_start = k.bucket_start;
+		g.bucket_end = k.bucket_end;
+		g.shard = k.shard;
+		g.max_ingest_time = INT64_MIN;
+		while (n > 0 && cnt_bucket_key_cmp(&r[heap[0]].cur, &k) == 0) {
+			run *top = &r[heap[0]];
+			int got;
+
+			merge_numbers(&g, &top->cur);
+			if (sketch_merge_bytes(NULL, &g.sketch, top->cur.sketch, err) != 0 ||
+			    sketch_merge_bytes(NULL, &g.late_sketch, top->cur.late_sketch, err) != 0)
+				goto fail_g;
+			got = cnt_bucket_in_next(&top->in, &top->cur, err);
+			if (got < 0)
+				goto fail_g;
+			if (got == 0)
+				heap[0] = heap[--n];
+			heap_down(r, heap, n, 0);
+		}
+		rc = emit(a, w, &s, member, &g, err);
+fail_g:
+		if (g.sketch) {
+			cnt_hll_release(g.sketch);
+			free(g.sketch);
+		}
+		if (g.late_sketch) {
+			cnt_hll_release(g.late_sketch);
+			free(g.late_sketch);
+		}
+		if (rc != 0)
+			goto out;
+		rc = -1;
+		a->st.groups_out++;
+	}
+	rc = 0;
+out:
+	if (r)
+		for (size_t i = 0; i < a->nruns; i++)
+			if (r[i].live)
+				cnt_bucket_in_release(&r[i].in);
+	free(r);
+	free(heap);
+	cnt_buf_release(&key);
+	return rc;
+}
+
+int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	if (a->nruns == 0) {
+		a->st.groups_out = a->ngroups;
+		return write_sorted(a, w, err);
+	}
+	if (a->ngroups > 0 && spill(a, err) != 0)
+		return -1;
+	return merge_runs(a, w, err);
+}
+
+const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a)
+{
+	return &a->st;
+}
