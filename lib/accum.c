@@ -601,14 +601,26 @@ out:
 	return rc;
 }
 
-static void reset_groups(cnt_accum *a)
+/* Empties the table and gives its memory back, so that the estimate
+ * starts again from nothing after a spill. */
+static int reset_groups(cnt_accum *a)
 {
 	free_sketches(a);
-	a->ngroups = 0;
-	memset(a->gslots, 0, (a->gmask + 1) * sizeof(uint32_t));
-	a->nmembers = 0;
-	a->mdata.len = 0;
-	memset(a->mslots, 0, (a->mmask + 1) * sizeof(uint32_t));
+	free(a->groups);
+	a->groups = NULL;
+	a->ngroups = a->cgroups = 0;
+	free(a->moff);
+	free(a->mlen);
+	a->moff = NULL;
+	a->mlen = NULL;
+	a->nmembers = a->cmembers = 0;
+	cnt_buf_release(&a->mdata);
+	free(a->gslots);
+	free(a->mslots);
+	a->gmask = a->mmask = 1023;
+	a->gslots = calloc(a->gmask + 1, sizeof(uint32_t));
+	a->mslots = calloc(a->mmask + 1, sizeof(uint32_t));
+	return a->gslots && a->mslots ? 0 : -1;
 }
 
 static int spill(cnt_accum *a, cnt_err *err)
@@ -643,8 +655,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	}
 	cnt_writer_free(w);
 	a->st.runs++;
-	reset_groups(a);
-	return 0;
+	return reset_groups(a) == 0 ? 0 : cnt_err_set(err, "out of memory");
 }
 
 /* ---- merging runs --------------------------------------------------- */

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "binary.h"
+#include "jsonout.h"
 
 extern const char cnt_schema_bucket_aggregate[];
 
@@ -272,4 +273,107 @@ int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
 		return cnt_typed_in_where(&in->t, err);
 	}
 	return 1;
+}
+
+static int put_i128(cnt_buf *out, cnt_i128 v)
+{
+	char tmp[48];
+	int i = (int)sizeof(tmp);
+	unsigned __int128 u = v < 0 ? (unsigned __int128)0 - (unsigned __int128)v : (unsigned __int128)v;
+
+	tmp[--i] = 0;
+	do {
+		tmp[--i] = (char)('0' + (int)(u % 10));
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[--i] = '-';
+	return cnt_buf_append(out, tmp + i, sizeof(tmp) - 1 - (size_t)i);
+}
+
+static int put_estimate(cnt_buf *out, const char *name, cnt_slice s)
+{
+	cnt_hll h;
+	cnt_err err;
+
+	if (cnt_buf_printf(out, ",\"%s\":", name) != 0)
+		return -1;
+	if (s.p == NULL || cnt_hll_deserialize(&h, (const uint8_t *)s.p, s.n, &err) != 0)
+		return cnt_buf_append(out, "null", 4);
+	if (cnt_buf_printf(out, "%llu", (unsigned long long)cnt_hll_estimate(&h)) != 0) {
+		cnt_hll_release(&h);
+		return -1;
+	}
+	cnt_hll_release(&h);
+	return 0;
+}
+
+static int put_opt(cnt_buf *out, const char *name, int has, int64_t v)
+{
+	if (!has)
+		return cnt_buf_printf(out, ",\"%s\":null", name);
+	return cnt_buf_printf(out, ",\"%s\":%lld", name, (long long)v);
+}
+
+int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out)
+{
+	int rc = 0;
+
+	rc |= cnt_buf_append(out, "{\"tenant_id\":", 13);
+	rc |= cnt_json_string(out, (const uint8_t *)b->tenant_id.p, b->tenant_id.n, 0);
+	rc |= cnt_buf_append(out, ",\"counter_id\":", 14);
+	rc |= cnt_json_string(out, (const uint8_t *)b->counter_id.p, b->counter_id.n, 0);
+	rc |= cnt_buf_printf(out, ",\"counter_version\":%d,\"member_ref\":", (int)b->counter_version);
+	rc |= cnt_json_string(out, (const uint8_t *)b->member_ref.p, b->member_ref.n, 0);
+	rc |= cnt_buf_printf(out, ",\"bucket_start\":%lld,\"bucket_end\":%lld,\"shard\":%d,\"count\":%lld,\"sum\":",
+		(long long)b->bucket_start, (long long)b->bucket_end, (int)b->shard, (long long)b->count);
+	rc |= put_i128(out, b->sum);
+	rc |= put_opt(out, "min", b->has_min, b->min);
+	rc |= put_opt(out, "max", b->has_max, b->max);
+	rc |= put_opt(out, "last_event_time", b->has_last, b->last_event_time);
+	rc |= cnt_buf_printf(out, ",\"max_ingest_time\":%lld,\"late_count\":%lld,\"late_sum\":",
+		(long long)b->max_ingest_time, (long long)b->late_count);
+	rc |= put_i128(out, b->late_sum);
+	rc |= put_estimate(out, "sketch_estimate", b->sketch);
+	rc |= put_estimate(out, "late_sketch_estimate", b->late_sketch);
+	rc |= cnt_buf_putc(out, '}');
+	return rc ? -1 : 0;
+}
+
+static int sketch_differs(cnt_slice a, cnt_slice b, double tolerance)
+{
+	cnt_hll ha, hb;
+	cnt_err err;
+	double ea, eb;
+
+	if ((a.p == NULL) != (b.p == NULL))
+		return 1;
+	if (a.p == NULL)
+		return 0;
+	if (a.n == b.n && memcmp(a.p, b.p, a.n) == 0)
+		return 0;
+	if (tolerance <= 0)
+		return 1;
+	if (cnt_hll_deserialize(&ha, (const uint8_t *)a.p, a.n, &err) != 0)
+		return 1;
+	if (cnt_hll_deserialize(&hb, (const uint8_t *)b.p, b.n, &err) != 0) {
+		cnt_hll_release(&ha);
+		return 1;
+	}
+	ea = (double)cnt_hll_estimate(&ha);
+	eb = (double)cnt_hll_estimate(&hb);
+	cnt_hll_release(&ha);
+	cnt_hll_release(&hb);
+	return (ea > eb ? ea - eb : eb - ea) > tolerance * (ea > eb ? ea : eb);
+}
+
+int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance)
+{
+	return a->bucket_end != b->bucket_end || a->count != b->count || a->sum != b->sum ||
+		a->has_min != b->has_min || (a->has_min && a->min != b->min) ||
+		a->has_max != b->has_max || (a->has_max && a->max != b->max) ||
+		a->has_last != b->has_last || (a->has_last && a->last_event_time != b->last_event_time) ||
+		a->max_ingest_time != b->max_ingest_time || a->late_count != b->late_count ||
+		a->late_sum != b->late_sum || sketch_differs(a->sketch, b->sketch, tolerance) ||
+		sketch_differs(a->late_sketch, b->late_sketch, tolerance);
 }
