@@ -2,7 +2,9 @@
  * bounds.h - bounds on what a hostile or corrupt file can make a reader
  * allocate or loop over.  Every reader takes one; cnt_limits_default()
  * gives the documented defaults (cnt-event(5), "Bounds").  An error that a
- * bound causes names the bound, so an operator knows which option to raise.
+ * bound causes names the bound, so an operator can tell a hostile or corrupt
+ * file from a legitimately large one; the bounds are far above anything cnt
+ * writes (its blocks are 256 KiB), so no option changes them.
  */
 #ifndef CNT_BOUNDS_H
 #define CNT_BOUNDS_H

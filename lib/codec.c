@@ -138,7 +138,7 @@ static size_t guess(size_t have, size_t n)
 
 static int bound_error(cnt_err *err, const char *codec, size_t max_out)
 {
-	return cnt_err_set(err, "%s: decompressed block exceeds the %zu-byte bound",
+	return cnt_err_set(err, "%s: decompressed block exceeds the %zu-byte bound (max_block_decoded)",
 		codec, max_out);
 }
 

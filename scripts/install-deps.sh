@@ -4,11 +4,11 @@
 # Run as root (or through sudo) on Debian 12 or later.
 set -eu
 
-PKGS="make gcc clang libc6-dev pkg-config
+PKGS="make gcc clang libc6-dev
 libzstd-dev zlib1g-dev libsnappy-dev liblzma-dev libbz2-dev
 libcsv-dev libjansson-dev libxxhash-dev
 bats tzdata python3 python3-avro python3-zstandard python3-snappy
-zstd jq time"
+jq time"
 
 missing=""
 for p in $PKGS; do
