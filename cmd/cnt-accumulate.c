@@ -174,13 +174,21 @@ int main(int argc, char **argv)
 			cnt_bucket_in_release(&bin);
 		} else if (strcmp(kind, "cnt.WindowedEvent") == 0) {
 			cnt_windowed_in *win = cnt_windowed_in_adopt(rin, NULL, &C.err);
-			cnt_windowed wv;
+			static cnt_windowed batch[CNT_ACCUM_BATCH];
+			size_t nb = 0;
 
 			if (win == NULL)
 				die("%s", C.err.msg);
-			while ((rc = cnt_windowed_in_next(win, &wv, &C.err)) != 0)
-				if (rc < 0 || cnt_accum_add_event(acc, &wv, &C.err) != 0)
+			/* Batches never span blocks: their strings point into one. */
+			while ((rc = cnt_windowed_in_next(win, &batch[nb], &C.err)) != 0) {
+				if (rc < 0)
 					die("%s", C.err.msg);
+				if (++nb == CNT_ACCUM_BATCH || cnt_windowed_in_left(win) == 0) {
+					if (cnt_accum_add_events(acc, batch, nb, &C.err) != 0)
+						die("%s", C.err.msg);
+					nb = 0;
+				}
+			}
 			cnt_windowed_in_free(win);
 		} else {
 			die("'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -22,6 +23,22 @@ typedef struct agg {
 	cnt_i128 sum, late_sum;
 	cnt_hll *sketch, *late_sketch;
 } agg;
+
+/* Hash-table slots carry what a lookup compares, so that a probe touches
+ * one cache line, not the entry it points to (see cnt_accum_add_events). */
+typedef struct mslot {
+	uint64_t hash;
+	uint64_t off;        /* of the string in mdata */
+	uint32_t len;
+	uint32_t id1;        /* member id + 1; 0: empty */
+} mslot;
+
+typedef struct gslot {
+	int64_t bucket;
+	uint32_t stream, member;
+	int32_t shard;
+	uint32_t idx1;       /* group index + 1; 0: empty */
+} gslot;
 
 typedef struct stream {
 	char *tenant, *counter;
@@ -42,12 +59,12 @@ struct cnt_accum {
 	size_t *moff;
 	uint32_t *mlen;
 	size_t nmembers, cmembers;
-	uint32_t *mslots;
+	mslot *mslots;
 	size_t mmask;
 	/* groups */
 	agg *groups;
 	size_t ngroups, cgroups;
-	uint32_t *gslots;
+	gslot *gslots;
 	size_t gmask;
 	size_t sketch_bytes;
 	/* spilled runs: unlinked temporary files, still open */
@@ -58,9 +75,9 @@ struct cnt_accum {
 
 static size_t mem_estimate(const cnt_accum *a)
 {
-	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(uint32_t) +
+	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(gslot) +
 		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
-		(a->mmask + 1) * sizeof(uint32_t) + a->sketch_bytes;
+		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes;
 }
 
 cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
@@ -75,8 +92,8 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	a->limit = memory_limit;
 	a->gmask = 1023;
 	a->mmask = 1023;
-	a->gslots = calloc(a->gmask + 1, sizeof(uint32_t));
-	a->mslots = calloc(a->mmask + 1, sizeof(uint32_t));
+	a->gslots = calloc(a->gmask + 1, sizeof(gslot));
+	a->mslots = calloc(a->mmask + 1, sizeof(mslot));
 	a->last_stream = UINT32_MAX;
 	if (a->gslots == NULL || a->mslots == NULL) {
 		cnt_accum_free(a);
@@ -174,42 +191,68 @@ static int stream_of(cnt_accum *a, cnt_slice tenant, cnt_slice counter, int32_t 
 	return 0;
 }
 
-static int grow_slots(uint32_t **slots, size_t *mask, size_t n, uint64_t (*hash)(const cnt_accum *, uint32_t),
-	const cnt_accum *a)
+static uint64_t group_hash_of(uint32_t sid, uint32_t member, int64_t bucket, int32_t shard)
 {
-	size_t cap = (*mask + 1) * 2;
-	uint32_t *s = calloc(cap, sizeof(uint32_t));
+	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket, (uint64_t)(uint32_t)shard};
 
-	if (s == NULL)
+	return XXH3_64bits(k, sizeof(k));
+}
+
+static int grow_members(cnt_accum *a)
+{
+	size_t cap = (a->mmask + 1) * 2;
+	mslot *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
 		return -1;
-	for (uint32_t id = 0; id < n; id++) {
-		size_t i;
+	for (size_t i = 0; i <= a->mmask; i++) {
+		size_t j;
 
-		for (i = hash(a, id) & (cap - 1); s[i]; i = (i + 1) & (cap - 1))
+		if (!a->mslots[i].id1)
+			continue;
+		for (j = a->mslots[i].hash & (cap - 1); n[j].id1; j = (j + 1) & (cap - 1))
 			;
-		s[i] = id + 1;
+		n[j] = a->mslots[i];
 	}
-	free(*slots);
-	*slots = s;
-	*mask = cap - 1;
+	free(a->mslots);
+	a->mslots = n;
+	a->mmask = cap - 1;
 	return 0;
 }
 
-static uint64_t member_hash(const cnt_accum *a, uint32_t id)
+static int grow_groups(cnt_accum *a)
 {
-	return XXH3_64bits(a->mdata.p + a->moff[id], a->mlen[id]);
+	size_t cap = (a->gmask + 1) * 2;
+	gslot *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -1;
+	for (size_t i = 0; i <= a->gmask; i++) {
+		const gslot *o = &a->gslots[i];
+		size_t j;
+
+		if (!o->idx1)
+			continue;
+		for (j = group_hash_of(o->stream, o->member, o->bucket, o->shard) & (cap - 1); n[j].idx1; j = (j + 1) & (cap - 1))
+			;
+		n[j] = *o;
+	}
+	free(a->gslots);
+	a->gslots = n;
+	a->gmask = cap - 1;
+	return 0;
 }
 
-static int member_of(cnt_accum *a, cnt_slice m, uint32_t *out)
+/* The id of member m (hash h), interned when new.  -1: out of memory. */
+static int member_of(cnt_accum *a, cnt_slice m, uint64_t h, uint32_t *out)
 {
-	uint64_t h = XXH3_64bits(m.p, m.n);
 	size_t i;
 
-	for (i = h & a->mmask; a->mslots[i]; i = (i + 1) & a->mmask) {
-		uint32_t id = a->mslots[i] - 1;
+	for (i = h & a->mmask; a->mslots[i].id1; i = (i + 1) & a->mmask) {
+		const mslot *sl = &a->mslots[i];
 
-		if (a->mlen[id] == m.n && memcmp(a->mdata.p + a->moff[id], m.p, m.n) == 0) {
-			*out = id;
+		if (sl->hash == h && sl->len == m.n && memcmp(a->mdata.p + sl->off, m.p, m.n) == 0) {
+			*out = sl->id1 - 1;
 			return 0;
 		}
 	}
@@ -229,47 +272,38 @@ static int member_of(cnt_accum *a, cnt_slice m, uint32_t *out)
 	}
 	a->moff[a->nmembers] = a->mdata.len;
 	a->mlen[a->nmembers] = (uint32_t)m.n;
+	a->mslots[i].hash = h;
+	a->mslots[i].off = a->mdata.len;
+	a->mslots[i].len = (uint32_t)m.n;
+	a->mslots[i].id1 = (uint32_t)a->nmembers + 1;
 	if (cnt_buf_append(&a->mdata, m.p, m.n) != 0)
 		return -1;
-	a->mslots[i] = (uint32_t)a->nmembers + 1;
 	*out = (uint32_t)a->nmembers++;
-	if (a->nmembers * 2 > a->mmask + 1 && grow_slots(&a->mslots, &a->mmask, a->nmembers, member_hash, a) != 0)
+	if (a->nmembers * 2 > a->mmask + 1 && grow_members(a) != 0)
 		return -1;
 	return 0;
 }
 
-static uint64_t group_hash_of(uint32_t sid, uint32_t member, int64_t bucket, int32_t shard)
+/* The index of the group for a key (hash h), created empty when new;
+ * -1 when out of memory. */
+static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket, int32_t shard,
+	int64_t bucket_end, uint64_t h)
 {
-	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket, (uint64_t)(uint32_t)shard};
-
-	return XXH3_64bits(k, sizeof(k));
-}
-
-static uint64_t group_hash(const cnt_accum *a, uint32_t id)
-{
-	const agg *g = &a->groups[id];
-
-	return group_hash_of(g->stream, g->member, g->bucket_start, g->shard);
-}
-
-/* The group for a key, created empty when new; NULL when out of memory. */
-static agg *group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket, int32_t shard, int64_t bucket_end)
-{
-	uint64_t h = group_hash_of(sid, member, bucket, shard);
 	size_t i;
 	agg *g;
 
-	for (i = h & a->gmask; a->gslots[i]; i = (i + 1) & a->gmask) {
-		g = &a->groups[a->gslots[i] - 1];
-		if (g->member == member && g->bucket_start == bucket && g->stream == sid && g->shard == shard)
-			return g;
+	for (i = h & a->gmask; a->gslots[i].idx1; i = (i + 1) & a->gmask) {
+		const gslot *sl = &a->gslots[i];
+
+		if (sl->bucket == bucket && sl->member == member && sl->stream == sid && sl->shard == shard)
+			return (ssize_t)sl->idx1 - 1;
 	}
 	if (a->ngroups == a->cgroups) {
 		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
 		agg *v = realloc(a->groups, c * sizeof(*v));
 
 		if (v == NULL)
-			return NULL;
+			return -1;
 		a->groups = v;
 		a->cgroups = c;
 	}
@@ -281,11 +315,15 @@ static agg *group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket
 	g->bucket_end = bucket_end;
 	g->shard = shard;
 	g->max_ingest_time = INT64_MIN;
-	a->gslots[i] = (uint32_t)a->ngroups + 1;
+	a->gslots[i].bucket = bucket;
+	a->gslots[i].stream = sid;
+	a->gslots[i].member = member;
+	a->gslots[i].shard = shard;
+	a->gslots[i].idx1 = (uint32_t)a->ngroups + 1;
 	a->ngroups++;
-	if (a->ngroups * 2 > a->gmask + 1 && grow_slots(&a->gslots, &a->gmask, a->ngroups, group_hash, a) != 0)
-		return NULL;
-	return &a->groups[a->ngroups - 1];
+	if (a->ngroups * 2 > a->gmask + 1 && grow_groups(a) != 0)
+		return -1;
+	return (ssize_t)a->ngroups - 1;
 }
 
 static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item)
@@ -371,16 +409,10 @@ static int check_memory(cnt_accum *a, cnt_err *err)
 	return 0;
 }
 
-int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
+static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 {
 	const cnt_event *e = &w->ev;
-	uint32_t s, m;
-	agg *g;
 
-	if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &s) != 0 ||
-	    member_of(a, e->member_ref, &m) != 0 ||
-	    (g = group_of(a, s, m, w->bucket_start, w->shard, w->bucket_end)) == NULL)
-		return cnt_err_set(err, "out of memory");
 	a->st.events++;
 	if (e->ingest_time > g->max_ingest_time)
 		g->max_ingest_time = e->ingest_time;
@@ -391,31 +423,83 @@ int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
 		g->late_sum += e->delta;
 		if (e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
 			return cnt_err_set(err, "out of memory");
-	} else {
-		g->count++;
-		g->sum += e->delta;
-		if (!(g->flags & AGG_MIN) || e->delta < g->min)
-			g->min = e->delta;
-		if (!(g->flags & AGG_MAX) || e->delta > g->max)
-			g->max = e->delta;
-		if (!(g->flags & AGG_LAST) || e->event_time > g->last_event_time)
-			g->last_event_time = e->event_time;
-		g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
-		if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
-			return cnt_err_set(err, "out of memory");
+		return 0;
 	}
-	return (a->st.events & 1023) == 0 ? check_memory(a, err) : 0;
+	g->count++;
+	g->sum += e->delta;
+	if (!(g->flags & AGG_MIN) || e->delta < g->min)
+		g->min = e->delta;
+	if (!(g->flags & AGG_MAX) || e->delta > g->max)
+		g->max = e->delta;
+	if (!(g->flags & AGG_LAST) || e->event_time > g->last_event_time)
+		g->last_event_time = e->event_time;
+	g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
+	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
+		return cnt_err_set(err, "out of memory");
+	return 0;
+}
+
+/* Events are added in batches, one phase at a time over the batch, each
+ * phase prefetching what the next will touch: the member slot, the
+ * member's bytes, the group slot, the group.  At a few million groups
+ * every one of those is a cache miss, and this way they overlap. */
+int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err)
+{
+	uint32_t sid[CNT_ACCUM_BATCH], mid[CNT_ACCUM_BATCH];
+	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH];
+	ssize_t gi[CNT_ACCUM_BATCH];
+
+	if (n > CNT_ACCUM_BATCH)
+		return cnt_err_set(err, "internal: batch of %zu events", n);
+	for (size_t i = 0; i < n; i++) {
+		const cnt_event *e = &w[i].ev;
+
+		if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i]) != 0)
+			return cnt_err_set(err, "out of memory");
+		mh[i] = XXH3_64bits(e->member_ref.p, e->member_ref.n);
+		__builtin_prefetch(&a->mslots[mh[i] & a->mmask]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const mslot *sl = &a->mslots[mh[i] & a->mmask];
+
+		if (sl->id1 && sl->hash == mh[i])
+			__builtin_prefetch(a->mdata.p + sl->off);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (member_of(a, w[i].ev.member_ref, mh[i], &mid[i]) != 0)
+			return cnt_err_set(err, "out of memory");
+		gh[i] = group_hash_of(sid[i], mid[i], w[i].bucket_start, w[i].shard);
+		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		gi[i] = group_of(a, sid[i], mid[i], w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
+		if (gi[i] < 0)
+			return cnt_err_set(err, "out of memory");
+		__builtin_prefetch(&a->groups[gi[i]]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (add_one(a, &a->groups[gi[i]], &w[i], err) != 0)
+			return -1;
+	return check_memory(a, err);
+}
+
+int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
+{
+	return cnt_accum_add_events(a, w, 1, err);
 }
 
 int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 {
 	uint32_t s, m;
+	ssize_t gi;
 	agg *g;
 
 	if (stream_of(a, b->tenant_id, b->counter_id, b->counter_version, &s) != 0 ||
-	    member_of(a, b->member_ref, &m) != 0 ||
-	    (g = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end)) == NULL)
+	    member_of(a, b->member_ref, XXH3_64bits(b->member_ref.p, b->member_ref.n), &m) != 0 ||
+	    (gi = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end,
+			group_hash_of(s, m, b->bucket_start, b->shard))) < 0)
 		return cnt_err_set(err, "out of memory");
+	g = &a->groups[gi];
 	a->st.buckets_in++;
 	merge_numbers(g, b);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
@@ -618,8 +702,8 @@ static int reset_groups(cnt_accum *a)
 	free(a->gslots);
 	free(a->mslots);
 	a->gmask = a->mmask = 1023;
-	a->gslots = calloc(a->gmask + 1, sizeof(uint32_t));
-	a->mslots = calloc(a->mmask + 1, sizeof(uint32_t));
+	a->gslots = calloc(a->gmask + 1, sizeof(gslot));
+	a->mslots = calloc(a->mmask + 1, sizeof(mslot));
 	return a->gslots && a->mslots ? 0 : -1;
 }
 

@@ -146,3 +146,8 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		return cnt_typed_in_where(&in->t, err);
 	return 1;
 }
+
+int64_t cnt_windowed_in_left(const cnt_windowed_in *in)
+{
+	return in->t.left;
+}

@@ -47,5 +47,9 @@ cnt_windowed_in *cnt_windowed_in_adopt(cnt_recin *rin, const cnt_limits *lim, cn
 /* Reads the next one.  1, 0 at the end, -1 with err naming the place. */
 int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err);
 void cnt_windowed_in_free(cnt_windowed_in *in);
+/* Records left in the current block: while it is not 0, the next call
+ * does not invalidate the strings of the events read before (they point
+ * into the block). */
+int64_t cnt_windowed_in_left(const cnt_windowed_in *in);
 
 #endif
