@@ -87,7 +87,7 @@ else
 	echo "input: $JSONL (cached)"
 fi
 # field NAME FILE: the integer value of "NAME" in a one-line JSON object
-field() { sed -n "s/.*\"$1\": *\([0-9][0-9]*\).*/\1/p" "$2" 2>/dev/null | head -n 1; }
+field() { jq -r ".$1 // empty" "$2" 2>/dev/null; }  # a top-level number of a stats file
 gen_dups=$(field duplicates "$GENSTATS")
 echo "input: $(wc -c < "$JSONL") bytes, $N lines, $gen_dups duplicate keys (generator --stats)"
 
@@ -175,13 +175,40 @@ else
 	fi
 fi
 
-# c) later pipeline steps (placeholders; enable as the tools land):
-# measure dedup      "$BIN/cnt-dedup"      ...  "$AVRO"
-# measure window     "$BIN/cnt-window"     ...
-# measure accumulate "$BIN/cnt-accumulate" ...
-# measure project    "$BIN/cnt-project"    ...
-# measure rank       "$BIN/cnt-rank"       ...
-for t in dedup window accumulate project rank; do
+# c) the counting core, stage by stage (intermediate files use the null
+#    codec, as a pipe would), then the whole pipeline in one shell pipeline,
+#    whose bucket file must be byte-identical to the staged one.
+MID=$OUT/mid
+mkdir -p "$MID"
+stage() { # STEP TOOL ARGS... (the last argument is the input)
+	st=$1
+	shift
+	# shellcheck disable=SC2046
+	if measure "$st" "$@" $(stats_opt "${1##*/}" "$st"); then
+		n_in=$(field in "$OUT/$st.stats.json")
+		row "$st" "${n_in:-$N}" "$last_s" "$last_kib" "$last_cpu"
+		return 0
+	fi
+	return 1
+}
+if has_bin cnt-dedup && has_bin cnt-window && has_bin cnt-accumulate && [ -s "$AVRO" ]; then
+	rm -f "$MID"/*.avro "$MID"/state
+	stage dedup "$BIN/cnt-dedup" -d "$DEFS" -c null -o "$MID/dedup.avro" "$AVRO" &&
+	stage window "$BIN/cnt-window" -d "$DEFS" -c null -o "$MID/window.avro" "$MID/dedup.avro" &&
+	stage accumulate "$BIN/cnt-accumulate" -o "$MID/buckets.avro" "$MID/window.avro"
+	if measure pipeline sh -c "'$BIN/cnt-dedup' -d '$DEFS' '$AVRO' | '$BIN/cnt-window' -d '$DEFS' | '$BIN/cnt-accumulate' -o '$MID/buckets-pipe.avro'"; then
+		row "pipeline" "$N" "$last_s" "$last_kib" "$last_cpu"
+		if cmp -s "$MID/buckets.avro" "$MID/buckets-pipe.avro"; then
+			note "pipeline" "bucket file identical to the staged run ($(wc -c < "$MID/buckets.avro") bytes)"
+		else
+			note "pipeline" "DIFFERS from the staged run: determinism broken"
+			failed=1
+		fi
+	fi
+else
+	note "core" "skipped: cnt-dedup, cnt-window, cnt-accumulate or the archive missing"
+fi
+for t in project rank; do
 	has_bin cnt-$t || note "$t" "skipped: $BIN/cnt-$t not built"
 done
 
