@@ -141,7 +141,7 @@ static void stream_line(cnt_buf *b, uint64_t pos, const char *reason, const cnt_
 
 		oom(cnt_buf_append(b, ",\"duplicate_of\":{\"input\":", 25));
 		oom(cnt_json_string(b, (const uint8_t *)fname, strlen(fname), 0));
-		oom(cnt_buf_printf(b, ",\"%s\":%" PRIu64 "}", C.poskind, (uint64_t)(v->first & ((UINT64_C(1) << 44) - 1))));
+		oom(cnt_buf_printf(b, ",\"%s\":%" PRIu64 "}", in < C.ninputs && C.inputs[in].fmt == F_AVRO ? "record" : "line", (uint64_t)(v->first & ((UINT64_C(1) << 44) - 1))));
 	}
 	oom(cnt_buf_append(b, ",\"raw\":", 7));
 	if (raw && C.inputs[C.cur].fmt == F_AVRO)
@@ -459,8 +459,13 @@ static void counter_json(void *b, const char *tenant, const char *counter, uint6
 
 	if (buf->p[buf->len - 1] != '[')
 		oom(cnt_buf_putc(buf, ','));
-	oom(cnt_buf_printf(buf, "{\"tenant_id\":\"%s\",\"counter_id\":\"%s\",\"accepted\":%" PRIu64
-		",\"duplicate\":%" PRIu64 ",\"dedup_hit_rate\":%.6f}", tenant, counter, acc, dups,
+	/* Identifiers may hold '"' or '\\': escape them. */
+	oom(cnt_buf_append(buf, "{\"tenant_id\":", 13));
+	oom(cnt_json_string(buf, (const uint8_t *)tenant, strlen(tenant), 0));
+	oom(cnt_buf_append(buf, ",\"counter_id\":", 14));
+	oom(cnt_json_string(buf, (const uint8_t *)counter, strlen(counter), 0));
+	oom(cnt_buf_printf(buf, ",\"accepted\":%" PRIu64
+		",\"duplicate\":%" PRIu64 ",\"dedup_hit_rate\":%.6f}", acc, dups,
 		acc + dups ? (double)dups / (double)(acc + dups) : 0.0));
 }
 
@@ -577,6 +582,9 @@ int main(int argc, char **argv)
 		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
 	if (stats_path && strcmp(stats_path, "-") == 0)
 		die("--stats: name a file (standard output carries the events)");
+	if ((out_path == NULL || strcmp(out_path, "-") == 0) &&
+	    ((rej_path && strcmp(rej_path, "-") == 0) || (dup_path && strcmp(dup_path, "-") == 0)))
+		die("the events go to standard output: -r and -D need a file name then (or use -o)");
 	defs = cnt_defs_load(defs_path, &C.err);
 	if (defs == NULL)
 		die("%s", C.err.msg);

@@ -124,6 +124,17 @@ static int check_str(cnt_admit *a, cnt_verdict *v, cnt_slice s, const char *fiel
 	return 0;
 }
 
+/* ms as seconds for a message: "604800 s", or "604800.001 s" when not whole
+ * (a limit overshot by 1 ms must not read as equal to the limit). */
+static const char *show_ms(char buf[32], uint64_t ms)
+{
+	if (ms % 1000 == 0)
+		snprintf(buf, 32, "%" PRIu64 " s", ms / 1000);
+	else
+		snprintf(buf, 32, "%" PRIu64 ".%03" PRIu64 " s", ms / 1000, ms % 1000);
+	return buf;
+}
+
 #define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
 
 cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
@@ -152,7 +163,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	const cnt_counter_version *cv;
 	int64_t now = a->cfg.now_ms != INT64_MIN ? a->cfg.now_ms : clock_ms();
 	size_t ci, ti;
-	int64_t delta;
+	int64_t delta, oldest, latest;
 	uint64_t first;
 	int added;
 
@@ -177,8 +188,10 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		if (raw->attr_keys[i].n < 1 || raw->attr_keys[i].n > CNT_ATTR_KEY_MAX ||
 		    raw->attr_vals[i].n > CNT_ATTR_VAL_MAX)
 			return reject(a, v, CNT_REJ_BAD_FIELD, "attrs",
-				"field 'attrs': entry '%.*s' is too long (keys 1 to %d bytes, values up to %d)",
-				SHOW(raw->attr_keys[i]), CNT_ATTR_KEY_MAX, CNT_ATTR_VAL_MAX);
+				"field 'attrs': entry '%.*s' has a %zu-byte key and a %zu-byte value "
+				"(keys must be 1 to %d bytes, values at most %d)",
+				SHOW(raw->attr_keys[i]), raw->attr_keys[i].n, raw->attr_vals[i].n,
+				CNT_ATTR_KEY_MAX, CNT_ATTR_VAL_MAX);
 
 	t = cnt_defs_tenant(a->cfg.defs, raw->tenant_id.p, raw->tenant_id.n);
 	if (t == NULL)
@@ -214,14 +227,24 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		return reject(a, v, CNT_REJ_DELTA_BOUNDS, "delta",
 			"delta %" PRId64 " is outside [%" PRId64 ", %" PRId64 "] declared by counter '%s/%s' v%d",
 			delta, cv->bounds_lo, cv->bounds_hi, t->tenant_id, c->counter_id, cv->version);
-	if (raw->event_time_ms < now - a->cfg.max_past_ms)
+	/* event_time is any int64 and the limits may be huge: no signed
+	 * arithmetic may overflow (distances are taken as uint64). */
+	if (__builtin_sub_overflow(now, a->cfg.max_past_ms, &oldest))
+		oldest = INT64_MIN;
+	if (__builtin_add_overflow(now, a->cfg.max_future_ms, &latest))
+		latest = INT64_MAX;
+	if (raw->event_time_ms < oldest) {
+		char ago[32], lim[32];
+
 		return reject(a, v, CNT_REJ_TOO_OLD, "event_time",
-			"event_time is %" PRId64 " s before the ingest time; the limit is %" PRId64 " s",
-			(now - raw->event_time_ms) / 1000, a->cfg.max_past_ms / 1000);
-	if (raw->event_time_ms > now + a->cfg.max_future_ms)
+			"event_time is %s before the ingest time; the limit is %s",
+			show_ms(ago, (uint64_t)now - (uint64_t)raw->event_time_ms),
+			show_ms(lim, (uint64_t)a->cfg.max_past_ms));
+	}
+	if (raw->event_time_ms > latest)
 		return reject(a, v, CNT_REJ_IN_FUTURE, "event_time",
-			"event_time is %" PRId64 " ms after the ingest time; the limit is %" PRId64 " ms",
-			raw->event_time_ms - now, a->cfg.max_future_ms);
+			"event_time is %" PRIu64 " ms after the ingest time; the limit is %" PRId64 " ms",
+			(uint64_t)raw->event_time_ms - (uint64_t)now, a->cfg.max_future_ms);
 
 	ci = (size_t)(c - cnt_defs_counter_at(a->cfg.defs, 0));
 	ti = (size_t)(t - cnt_defs_tenant_at(a->cfg.defs, 0));
