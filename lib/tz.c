@@ -694,8 +694,19 @@ cnt_tz *cnt_tz_load(const char *name, cnt_err *err)
 		return cnt_err_set(err, "timezone '%s': path too long", name), NULL;
 	f = fopen(path, "rb");
 	if (f == NULL) {
+		if (strcmp(name, "UTC") == 0 && (tz = cnt_tz_posix("UTC0", err)) != NULL) {
+			char *n2 = strdup(name);
+
+			if (n2 == NULL) {
+				cnt_tz_free(tz);
+				return cnt_err_set(err, "timezone '%s': out of memory", name), NULL;
+			}
+			free(tz->name);
+			tz->name = n2;
+			return tz;
+		}
 		if (strcmp(name, "UTC") == 0)
-			return cnt_tz_posix("UTC0", err);
+			return NULL;
 		return cnt_err_set(err, "unknown timezone '%s': %s: %s", name, path,
 				   strerror(errno)), NULL;
 	}
@@ -800,14 +811,56 @@ void cnt_tz_cursor_init(cnt_tz_cursor *c, const cnt_tz *tz)
 	c->lo = 0;
 	c->hi = 0; /* empty: the first lookup seeks */
 	c->off_ms = 0;
+	c->idx = SIZE_MAX;
+}
+
+/* Table interval a (0..n): [at[a-1], at[a]) with offset off[a]. */
+static void cursor_set(cnt_tz_cursor *c, size_t a)
+{
+	const cnt_tz *tz = c->tz;
+
+	c->idx = a;
+	c->lo = a ? tz->at[a - 1] : INT64_MIN;
+	c->hi = a < tz->n ? tz->at[a] : tz->tail_ms;
+	c->off_ms = (int64_t)tz->off[a] * 1000;
 }
 
 void cnt_tz_cursor_seek(cnt_tz_cursor *c, int64_t utc_ms)
 {
+	const cnt_tz *tz = c->tz;
+	int64_t t = clamp_ms(utc_ms);
 	int32_t o;
 
-	cnt_tz_interval(c->tz, utc_ms, &c->lo, &c->hi, &o);
+	/* events out of order mostly step into a neighbouring interval */
+	if (c->idx != SIZE_MAX && t < tz->tail_ms) {
+		size_t a = c->idx;
+
+		if (t >= c->hi && a < tz->n && (a + 1 == tz->n || t < tz->at[a + 1])) {
+			cursor_set(c, a + 1);
+			return;
+		}
+		if (t < c->lo && a > 0 && (a == 1 || t >= tz->at[a - 2])) {
+			cursor_set(c, a - 1);
+			return;
+		}
+	}
+	if (t < tz->tail_ms) {
+		size_t a = 0, b = tz->n;
+
+		while (a < b) {
+			size_t m = a + (b - a) / 2;
+
+			if (tz->at[m] <= t)
+				a = m + 1;
+			else
+				b = m;
+		}
+		cursor_set(c, a);
+		return;
+	}
+	cnt_tz_interval(tz, t, &c->lo, &c->hi, &o);
 	c->off_ms = (int64_t)o * 1000;
+	c->idx = SIZE_MAX;
 }
 
 int64_t cnt_tz_bucket_start(const cnt_tz *tz, int64_t utc_ms)
@@ -827,17 +880,21 @@ int64_t cnt_tz_bucket_end(const cnt_tz *tz, int64_t utc_ms)
 }
 
 /*
- * Local wall time l (ms, the fields read as UTC) to an instant.  Every
- * instant showing l lies within [l - 93599 s, l + 89999 s] (the offset
- * bounds), so the intervals meeting that range are walked in order: a
- * candidate is an interval whose offset maps l into it; a gap is a
- * transition T with T + before <= l < T + after.
+ * Local wall time l (ms, the fields read as UTC) to an instant.  With
+ * f(t) = t + offset(t) the wall clock, fold 0 gives min { t : f(t) >= l }:
+ * the instant itself when l occurs once, its first occurrence in a fold,
+ * the end of the gap when it does not occur.  Defined this way the answer
+ * never decreases as l grows, whatever the zone, so local days, weeks and
+ * months always tile the time line.  fold 1 gives the last t with
+ * f(t) == l when there is one.  Since the offset lies in [-89999, 93599] s,
+ * both lie within [l - 93599 s, l + 90000 s]: the intervals meeting that
+ * range are walked in order.
  */
 static int64_t local_ms_to_utc(const cnt_tz *tz, int64_t l, int fold)
 {
-	int64_t lo, hi, first = 0, last = 0, gap = 0, end;
-	int32_t off, prev = 0;
-	int found = 0, have_gap = 0, have_prev = 0;
+	int64_t lo, hi, first = 0, last = 0, end;
+	int32_t off;
+	int have_first = 0, have_last = 0;
 
 	if (l < CNT_TZ_MIN_MS + 2 * CNT_MS_PER_DAY)
 		l = CNT_TZ_MIN_MS + 2 * CNT_MS_PER_DAY;
@@ -846,30 +903,29 @@ static int64_t local_ms_to_utc(const cnt_tz *tz, int64_t l, int fold)
 	end = l - (int64_t)TZ_UTOFF_MIN * 1000;
 	cnt_tz_interval(tz, l - (int64_t)TZ_UTOFF_MAX * 1000, &lo, &hi, &off);
 	for (int k = 0; k < TZ_LOCAL_SCAN_MAX; k++) {
-		int64_t c = l - (int64_t)off * 1000;
+		int64_t o = (int64_t)off * 1000, a = lo < CNT_TZ_MIN_MS ? l - o - 1 : lo;
+		int64_t wall_hi = hi >= CNT_TZ_MAX_MS ? INT64_MAX : hi + o;
 
-		if (c >= lo && c < hi) {
-			if (!found)
-				first = c;
-			last = c;
-			found = 1;
+		/* wall times shown in [a, hi): [a + o, wall_hi) */
+		if (!have_first && l < wall_hi) {
+			first = a + o >= l ? a : l - o;
+			have_first = 1;
+			if (!fold)
+				break;
 		}
-		if (have_prev && !have_gap && lo + (int64_t)prev * 1000 <= l &&
-		    l < lo + (int64_t)off * 1000) {
-			gap = lo;
-			have_gap = 1;
+		if (a + o <= l && l < wall_hi) {
+			last = l - o;
+			have_last = 1;
 		}
 		if (hi > end || hi >= CNT_TZ_MAX_MS)
 			break;
-		prev = off;
-		have_prev = 1;
 		cnt_tz_interval(tz, hi, &lo, &hi, &off);
 	}
-	if (found)
-		return fold ? last : first;
-	if (have_gap)
-		return gap;
-	return l - (int64_t)cnt_tz_offset_s(tz, l) * 1000; /* only for malformed zones */
+	if (fold && have_last)
+		return last;
+	if (have_first)
+		return first;
+	return l - (int64_t)cnt_tz_offset_s(tz, l) * 1000; /* only past the scan bound */
 }
 
 /* A wall time's fields read as UTC, months carried into years. */
@@ -965,6 +1021,10 @@ static cnt_tz_window period(const cnt_tz *tz, int64_t utc_ms, int kind, int para
 			s = e;
 			e = day_start(tz, period_first_day(kind, param, k + 1));
 		}
+	}
+	if (t < s || t >= e) { /* only when local_ms_to_utc hit its scan bound */
+		s = cnt_tz_bucket_start(tz, t);
+		e = cnt_tz_bucket_end(tz, t);
 	}
 	w.start_ms = s;
 	w.end_ms = e;

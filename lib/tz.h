@@ -16,7 +16,10 @@
  *   Before the first transition, time type 0 applies (RFC 8536 3.2); after
  *   the last one, the POSIX TZ string of the footer (which then governs from
  *   the last transition on), or the last transition's type when there is
- *   none.
+ *   none.  Under a rule, the offset at t is set by the latest of all the
+ *   years' DST starts and ends at or before t (so negative DST, southern
+ *   summers and RFC 8536's permanent DST "EST5EDT,0/0,J365/25" need no
+ *   special case).
  *
  *   Bucket.  The bucket of instant t is the set of instants that lie in the
  *   same constant-offset interval as t AND in the same local hour
@@ -29,13 +32,15 @@
  *   is identified by its start instant: during a fall-back the repeated
  *   local hour gives two distinct buckets.
  *
- *   Local -> UTC (cnt_tz_local_to_utc).  A wall time that occurs once maps
- *   to that instant.  One that occurs twice (a fold) maps to the earlier
- *   instant when fold == 0 and the later when fold == 1.  One that does not
- *   occur (a gap: spring forward, Apia's lost 2011-12-30) maps to the first
- *   instant after the gap, i.e. the transition instant, whatever fold says.
- *   A wall time on a whole local hour therefore always maps to a bucket
- *   boundary.
+ *   Local -> UTC (cnt_tz_local_to_utc).  With fold == 0, a wall time L maps
+ *   to the first instant at which the zone's clock shows L or later.  So a
+ *   wall time that occurs once maps to that instant; one that occurs twice
+ *   (a fold, fall back) to the earlier; one that does not occur (a gap:
+ *   spring forward, Apia's lost 2011-12-30) to the first instant after the
+ *   gap, which is the transition instant.  With fold == 1 a wall time that
+ *   occurs more than once maps to its last occurrence, otherwise as with
+ *   fold == 0.  The fold-0 map never decreases as L grows, in any zone, and
+ *   a wall time on a whole local hour always maps to a bucket boundary.
  *
  *   Windows.  The local day D is [U(D 00:00), U(D+1 00:00)) where U is
  *   local_to_utc with fold 0: a midnight inside a gap starts the day when
@@ -173,6 +178,7 @@ typedef struct cnt_tz_cursor {
 	const cnt_tz *tz;
 	int64_t lo, hi;   /* the remembered interval [lo, hi) */
 	int64_t off_ms;   /* its offset */
+	size_t idx;       /* its index in the zone's table; SIZE_MAX if none */
 } cnt_tz_cursor;
 
 void cnt_tz_cursor_init(cnt_tz_cursor *c, const cnt_tz *tz);
