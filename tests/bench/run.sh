@@ -208,9 +208,29 @@ if has_bin cnt-dedup && has_bin cnt-window && has_bin cnt-accumulate && [ -s "$A
 else
 	note "core" "skipped: cnt-dedup, cnt-window, cnt-accumulate or the archive missing"
 fi
-for t in project rank; do
-	has_bin cnt-$t || note "$t" "skipped: $BIN/cnt-$t not built"
-done
+# d) ranked views: a bucket file of VIEW_MEMBERS members (10 million, or
+#    BENCH_EVENTS when that is set smaller), the view built from it, and
+#    1,000 rank queries, each its own process (process start included).
+VIEW_MEMBERS=${VIEW_MEMBERS:-10000000}
+[ "$N" -lt "$VIEW_MEMBERS" ] && [ -n "${BENCH_EVENTS:-}" ] && VIEW_MEMBERS=$N
+if has_bin cnt-project && has_bin cnt-rank; then
+	LIBS="-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread"
+	$CC $WARN -D_GNU_SOURCE -O2 -Ilib -I"$BUILD/gen" -o "$OUT/gen-buckets" tests/bench/gen-buckets.c \
+		"$BUILD/libcnt.a" $LIBS || die "cannot build tests/bench/gen-buckets.c"
+	$CC $WARN -D_GNU_SOURCE -O2 -o "$OUT/timecalls" tests/bench/timecalls.c || die "cannot build tests/bench/timecalls.c"
+	VB=build-bench/buckets-$VIEW_MEMBERS.avro
+	[ -s "$VB" ] || "$OUT/gen-buckets" -n "$VIEW_MEMBERS" --bucket 2026-11-23T00:00:00Z > "$VB" || die "gen-buckets failed"
+	rm -rf "$OUT/views"
+	if measure project "$BIN/cnt-project" -d "$DEFS" -b acme-distance-all -D "$OUT/views" --now "$NOW" "$VB"; then
+		row "project (view)" "$VIEW_MEMBERS" "$last_s" "$last_kib" "$last_cpu"
+		note "view size" "$(du -sb "$OUT/views/acme-distance-all/global/v000001" | cut -f1) bytes for $VIEW_MEMBERS members ($(du -b "$OUT/views/acme-distance-all/global/v000001/index.bin" | cut -f1) index.bin)"
+		q=$("$OUT/timecalls" 1000 "$VIEW_MEMBERS" "$BIN/cnt-rank" -D "$OUT/views" -b acme-distance-all --now "$NOW" rank @M) ||
+			{ note "rank" "FAILED"; failed=1; }
+		note "rank (1000 calls)" "$q"
+	fi
+else
+	note "views" "skipped: cnt-project or cnt-rank not built"
+fi
 
 # ---- report ----------------------------------------------------------------
 echo
