@@ -4,9 +4,11 @@
 # this as one test; make check and make test include it).
 #
 # Expectations come from the input, not from the tools: the admitted events
-# are recomputed from examples/events.jsonl by /usr/bin/python3 (first
-# occurrence of each (tenant, counter, idempotency key), minus the three
-# refused lines the documentation describes); event ids and the sync marker
+# and the bucket file are recomputed from examples/events.jsonl by
+# /usr/bin/python3 (first occurrence of each (tenant, counter, idempotency
+# key), minus the three refused lines the documentation describes; then the
+# counting rules of cnt-dedup(1), cnt-window(1) and cnt-bucket(5)); event ids
+# and the sync marker
 # are recomputed with xxhsum(1) when it is installed (Debian package
 # 'xxhash'; optional).  Exits non-zero and prints every difference.
 set -u
@@ -132,8 +134,161 @@ else
 	echo "examples/check.sh: note: xxhsum not installed; event ids and sync marker not recomputed"
 fi
 
+# --- counting: cnt-dedup | cnt-window | cnt-accumulate ----------------------
+expect_line "cnt-dedup: in 25, out 24, duplicate 1, rejected 0 (dedup hit rate 4.00%); state 0 keys loaded, 24 saved"
+expect_line "cnt-window: in 24, out 24, late 13 (54.17%), rejected 0"
+expect_line "cnt-accumulate: 24 events (13 late) and 0 bucket records in, 23 bucket records out, 0 spill runs"
+expect_line "kahani/unique_viewers: viewer-88213 viewed vid-chai-ep1 again (idempotency_key kv-9c1e-0003)"
+expect_line "cnt-dedup: in 25, out 0, duplicate 25, rejected 0 (dedup hit rate 100.00%); state 24 keys loaded, 24 saved"
+expect_line "cnt-diff buckets.avro rebuilt.avro: exit status 0"
+expect_line "buckets.avro and rebuilt.avro are identical"
+expect_line "cnt-diff buckets.avro merged.avro: exit status 0"
+expect_line "buckets.avro and merged.avro are identical"
+expect_line "cnt-diff -q buckets.avro doubled.avro: exit status 1"
+expect_line "23 of 23 records changed, 0 keys on one side only"
+cmp -s "$f/buckets.avro" "$f/rebuilt.avro" || fail "rebuilt.avro is not byte-identical to buckets.avro"
+cmp -s "$f/buckets.avro" "$f/merged.avro" || fail "merged.avro is not byte-identical to buckets.avro"
+
+# The bucket file, recomputed from the input by an independent reading of
+# the rules in cnt-dedup(1), cnt-window(1) and cnt-bucket(5): admission as
+# above, then the counter version's dedup key and horizon, the local-hour
+# bucket in the tenant's zone (python's zoneinfo), lateness against the
+# version's horizon, and the aggregates per key in canonical order.  For a
+# sketch, the number of entries of its sparse encoding, which for a handful
+# of items is the number of distinct items.
+"$PY" - examples/events.jsonl examples/definitions.json 2026-11-30T09:00:00Z "$dir" <<'EOF'
+import json, sys
+from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
+
+events_path, defs_path, now_s, out = sys.argv[1:5]
+refused = {8, 12, 24}
+defs = json.load(open(defs_path, encoding="utf-8"))
+tz = {t["tenant_id"]: ZoneInfo(t["timezone"]) for t in defs["tenants"]}
+H = 3600000
+
+
+def ms(t):
+    if isinstance(t, int):
+        return t
+    return round(datetime.fromisoformat(t).timestamp() * 1000)
+
+
+def offset_ms(tenant, t):
+    return round(datetime.fromtimestamp(t / 1000, tz[tenant]).utcoffset().total_seconds() * 1000)
+
+
+now = ms(now_s)
+
+
+def version(tenant, counter):
+    c = next(c for c in defs["counters"] if c["tenant_id"] == tenant and c["counter_id"] == counter)
+    vs = [v for v in c["versions"] if "effective_from" not in v or ms(v["effective_from"]) <= now]
+    return max(vs, key=lambda v: v["version"])
+
+
+def bucket(tenant, t):
+    off = offset_ms(tenant, t)
+    start = (t + off) // H * H - off
+    # No offset change inside these hours: the bucket is the whole local hour.
+    assert offset_ms(tenant, start) == off and offset_ms(tenant, start + H - 1) == off
+    return start, start + H
+
+
+admitted, seen = [], set()
+for no, line in enumerate(open(events_path, encoding="utf-8"), 1):
+    e = json.loads(line)
+    k = (e["tenant_id"], e["counter_id"], e["idempotency_key"])
+    if no in refused or k in seen:
+        continue
+    seen.add(k)
+    admitted.append(e)
+
+remembered, groups, per_counter = {}, {}, {}
+t_s = now // 1000
+for e in admitted:
+    v = version(e["tenant_id"], e["counter_id"])
+    if v.get("dedup_key") == "item_member" and e.get("item") is not None:
+        key = (e["tenant_id"], e["counter_id"], e["member_ref"], e["item"])
+    else:
+        key = (e["tenant_id"], e["counter_id"], e["idempotency_key"])
+    if key in remembered and t_s < remembered[key]:
+        continue
+    remembered[key] = t_s + v.get("dedup_horizon_s", 86400)
+    t = ms(e["event_time"])
+    start, end = bucket(e["tenant_id"], t)
+    late = now > end + v.get("lateness_horizon_s", 3600) * 1000
+    delta = e.get("delta", 1)
+    pc = per_counter.setdefault((e["tenant_id"], e["counter_id"]), [0, 0])
+    pc[0] += 1
+    pc[1] += late
+    g = groups.setdefault((e["tenant_id"], e["counter_id"], v["version"], e["member_ref"], start, 0),
+                          dict(end=end, count=0, sum=0, min=None, max=None, last=None, late_count=0,
+                               late_sum=0, items=set(), late_items=set()))
+    if late:
+        g["late_count"] += 1
+        g["late_sum"] += delta
+        if e.get("item") is not None:
+            g["late_items"].add(e["item"])
+    else:
+        g["count"] += 1
+        g["sum"] += delta
+        g["min"] = delta if g["min"] is None else min(g["min"], delta)
+        g["max"] = delta if g["max"] is None else max(g["max"], delta)
+        g["last"] = t if g["last"] is None else max(g["last"], t)
+        if e.get("item") is not None:
+            g["items"].add(e["item"])
+
+
+def iso(t):
+    return datetime.fromtimestamp(t // 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (t % 1000)
+
+
+order = sorted(groups, key=lambda k: (k[0].encode(), k[1].encode(), k[2], k[3].encode(), k[4], k[5]))
+with open(out + "/buckets.exp", "w") as f:
+    for k in order:
+        g = groups[k]
+        print(json.dumps([*k, g["end"], g["count"], g["sum"], 0, False, g["min"], g["max"], g["last"], now,
+                          g["late_count"], g["late_sum"], 0, False,
+                          len(g["items"]) or None, len(g["late_items"]) or None],
+                         separators=(",", ":")), file=f)
+with open(out + "/head3.exp", "w") as f:
+    for k in order[:3]:
+        g = groups[k]
+        print(json.dumps([k[3], iso(k[4]), g["count"], g["sum"], g["late_count"], g["late_sum"]],
+                         separators=(",", ":")), file=f)
+with open(out + "/late.exp", "w") as f:
+    for c in defs["counters"]:
+        pc = per_counter.get((c["tenant_id"], c["counter_id"]))
+        if pc:
+            print("%s/%s: %d of %d late" % (c["tenant_id"], c["counter_id"], pc[1], pc[0]), file=f)
+with open(out + "/totals.exp", "w") as f:
+    for tc in sorted({k[:2] for k in groups}):
+        gs = [groups[k] for k in order if k[:2] == tc]
+        print("%s/%s: %d bucket records, events %d + %d late, sum %d + %d late" % (
+            *tc, len(gs), sum(g["count"] for g in gs), sum(g["late_count"] for g in gs),
+            sum(g["sum"] for g in gs), sum(g["late_sum"] for g in gs)), file=f)
+EOF
+# The entry count of a serialized sparse sketch (cnt-bucket(5), Sketches):
+# cnt-cat prints bytes as code points U+0000..U+00FF.
+"$BIN/cnt-cat" "$f/buckets.avro" | jq -c '
+	def sketch_entries: if . == null then null
+		else explode | if .[0:3] != [1, 1, 14] then "not a sparse p=14 sketch" else .[3] end end;
+	[.tenant_id, .counter_id, .counter_version, .member_ref, .bucket_start, .shard, .bucket_end,
+	 .count, .sum, .sum_high, .sum_overflow, .min, .max, .last_event_time, .max_ingest_time,
+	 .late_count, .late_sum, .late_sum_high, .late_sum_overflow,
+	 (.sketch | sketch_entries), (.late_sketch | sketch_entries)]' >"$dir/buckets.act" 2>&1
+same "the bucket file (key, values, sketch entries)" "$dir/buckets.exp" "$dir/buckets.act"
+sed -n '/^== 14\./,/^$/p' "$dir/demo.out" | sed '1d;/^$/d' >"$dir/late.act"
+same "section 14 (late events per counter)" "$dir/late.exp" "$dir/late.act"
+sed -n '/^== 15\./,/^$/p' "$dir/demo.out" | grep '^{' |
+	jq -c '[.member_ref, .bucket_start, .count, .sum, .late_count, .late_sum]' >"$dir/head3.act" 2>&1
+same "section 15 (the first three bucket records, --iso-time)" "$dir/head3.exp" "$dir/head3.act"
+sed -n '/^== 16\./,/^$/p' "$dir/demo.out" | sed '1d;/^$/d' >"$dir/totals.act"
+same "section 16 (per-counter totals from the bucket file)" "$dir/totals.exp" "$dir/totals.act"
+
 if [ "$fails" -ne 0 ]; then
 	echo "examples/check.sh: $fails check(s) failed"
 	exit 1
 fi
-echo "examples/check.sh: demo output and files as documented"
+echo "examples/check.sh: demo output, files and bucket file as documented"
