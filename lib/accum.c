@@ -718,6 +718,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	char path[4096];
 	cnt_writer *w;
 	int fd;
+	uint64_t overflows = a->st.sum_overflows;
 
 	snprintf(path, sizeof(path), "%s/cnt-accumulate.XXXXXX", a->tmpdir);
 	fd = mkstemp(path);
@@ -745,6 +746,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	}
 	cnt_writer_free(w);
 	a->st.runs++;
+	a->st.sum_overflows = overflows;   /* counted when the output is written, not per run */
 	return reset_groups(a) == 0 ? 0 : cnt_err_set(err, "out of memory");
 }
 

@@ -25,6 +25,19 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 		o->is_file = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
 		return 0;
 	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && strncmp(path, "/dev/", 5) == 0) {
+		struct stat so;
+
+		/* "/dev/stdout" (a link to descriptor 1) while standard output
+		 * is a file: write to the descriptor.  Renaming a temporary
+		 * file over the path would replace the system's link. */
+		if (fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
+			o->fd = STDOUT_FILENO;
+			o->is_file = 1;
+			return 0;
+		}
+		return cnt_err_set(err, "'%s': will not replace a file under /dev", path);
+	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		o->fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (o->fd < 0)

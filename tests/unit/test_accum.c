@@ -1,0 +1,662 @@
+/*
+ * test_accum.c - bucket records (lib/bucket.h) and their accumulation
+ * (lib/accum.h).
+ *
+ * - encode / decode round trip through a real bucket file, with 128-bit
+ *   sums at every boundary (INT64_MIN - 1 .. INT64_MAX + 1, 2^64, +-2^127);
+ * - the canonical key order: each key field in turn, strings by unsigned
+ *   bytes with the shorter first on a tie, numbers signed;
+ * - cnt_bucket_to_json prints 128-bit sums as exact decimals;
+ * - merging is commutative, associative, equal with and without spills,
+ *   and idempotent for sketches (the bytes of A+B, B+A, (A+B)+C, A+(B+C),
+ *   each built through cnt_accum, are compared), and events accumulate to
+ *   the same bytes in any order.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accum.h"
+#include "bucket.h"
+#include "hll.h"
+#include "unit.h"
+
+static const char *tmpdir = "/tmp";
+
+static cnt_slice S(const char *s)
+{
+	cnt_slice x = {s, strlen(s)};
+
+	return x;
+}
+
+static cnt_i128 P2(int k)
+{
+	return (cnt_i128)((unsigned __int128)1 << k);
+}
+
+/* Reads the whole of fd (from its start) into out. */
+static void slurp(int fd, cnt_buf *out)
+{
+	char tmp[65536];
+	ssize_t n;
+
+	out->len = 0;
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, tmp, sizeof(tmp))) > 0)
+		CHECK_EQ_INT(cnt_buf_append(out, tmp, (size_t)n), 0);
+}
+
+/* A bucket file of v[0..n) (in the order given) as bytes. */
+static FILE *write_buckets(const cnt_bucket *v, size_t n)
+{
+	FILE *f = tmpfile();
+	cnt_err err;
+	cnt_writer *w;
+
+	CHECK(f != NULL);
+	if (f == NULL)
+		return NULL;
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	CHECK(w != NULL);
+	for (size_t i = 0; w && i < n; i++) {
+		CHECK_EQ_INT(cnt_bucket_encode(&v[i], cnt_writer_buf(w)), 0);
+		CHECK_EQ_INT(cnt_writer_commit(w, &err), 0);
+	}
+	CHECK(w && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	return f;
+}
+
+static cnt_bucket base(void)
+{
+	cnt_bucket b;
+
+	memset(&b, 0, sizeof(b));
+	b.tenant_id = S("acme");
+	b.counter_id = S("dist");
+	b.counter_version = 1;
+	b.member_ref = S("m1");
+	b.bucket_start = INT64_C(1772359200000);
+	b.bucket_end = b.bucket_start + 3600000;
+	b.count = 1;
+	b.max_ingest_time = b.bucket_end;
+	return b;
+}
+
+static void test_round_trip(void)
+{
+	const cnt_i128 sums[] = {
+		0, 1, -1, INT64_MAX, (cnt_i128)INT64_MAX + 1, INT64_MIN, (cnt_i128)INT64_MIN - 1,
+		P2(64), -P2(64), P2(64) - 1, -P2(64) + 1, P2(64) * 5 + 3,
+		(cnt_i128)(((unsigned __int128)1 << 127) - 1), -(cnt_i128)(((unsigned __int128)1 << 127) - 1) - 1,
+	};
+	enum { N = sizeof(sums) / sizeof(sums[0]) };
+	cnt_bucket v[N];
+	char members[N][8];
+	uint8_t sketch[5] = {1, 2, 3, 4, 5};
+	FILE *f;
+	cnt_bucket_in in;
+	cnt_bucket b;
+	cnt_err err;
+	size_t i = 0;
+	int rc;
+
+	for (size_t k = 0; k < N; k++) {
+		v[k] = base();
+		snprintf(members[k], sizeof(members[k]), "m%02zu", k);
+		v[k].member_ref = S(members[k]);
+		v[k].sum = sums[k];
+		v[k].late_sum = -sums[N - 1 - k] / 2;
+		v[k].late_count = (int64_t)k;
+		v[k].has_min = k % 2;
+		v[k].min = INT64_MIN + (int64_t)k;
+		v[k].has_max = k % 3 != 0;
+		v[k].max = INT64_MAX - (int64_t)k;
+		v[k].has_last = 1;
+		v[k].last_event_time = -(int64_t)k;
+		v[k].shard = (int32_t)k - 3;
+		v[k].counter_version = INT32_MAX;
+		if (k % 4 == 1) {
+			v[k].sketch.p = (const char *)sketch;   /* bytes as they are */
+			v[k].sketch.n = sizeof(sketch);
+		}
+		if (k % 4 == 2) {
+			v[k].late_sketch.p = (const char *)sketch;
+			v[k].late_sketch.n = 0;                  /* present and empty */
+		}
+	}
+	f = write_buckets(v, N);
+	if (f == NULL)
+		return;
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "test", NULL, &err), 0);
+	while ((rc = cnt_bucket_in_next(&in, &b, &err)) > 0) {
+		CHECK(i < N);
+		if (i >= N)
+			break;
+		CHECK_EQ_INT(cnt_bucket_key_cmp(&b, &v[i]), 0);
+		CHECK(b.sum == v[i].sum);
+		CHECK(b.late_sum == v[i].late_sum);
+		CHECK_EQ_INT(cnt_bucket_values_differ(&b, &v[i], 0), 0);
+		CHECK_EQ_INT(b.has_min, v[i].has_min);
+		CHECK_EQ_INT(b.has_max, v[i].has_max);
+		CHECK_EQ_INT(b.shard, v[i].shard);
+		CHECK_EQ_INT(b.counter_version, INT32_MAX);
+		CHECK((b.sketch.p == NULL) == (v[i].sketch.p == NULL));
+		CHECK((b.late_sketch.p == NULL) == (v[i].late_sketch.p == NULL));
+		CHECK_EQ_INT(b.late_sketch.n, v[i].late_sketch.n);
+		if (b.sketch.p)
+			CHECK(b.sketch.n == sizeof(sketch) && memcmp(b.sketch.p, sketch, sizeof(sketch)) == 0);
+		i++;
+	}
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(i, N);
+	cnt_bucket_in_release(&in);
+	fclose(f);
+	/* fits64 at its edges */
+	CHECK(cnt_i128_fits64(INT64_MAX) && cnt_i128_fits64(INT64_MIN));
+	CHECK(!cnt_i128_fits64((cnt_i128)INT64_MAX + 1) && !cnt_i128_fits64((cnt_i128)INT64_MIN - 1));
+}
+
+/* Avro zigzag varint at *p, advancing it. */
+static int64_t zz(const uint8_t **p)
+{
+	uint64_t u = 0;
+	int shift = 0;
+
+	do {
+		u |= (uint64_t)(**p & 0x7f) << shift;
+		shift += 7;
+	} while (*(*p)++ & 0x80);
+	return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* The sum, sum_high and sum_overflow fields as written, decoded by hand
+ * from the record's bytes (field order of bucket_aggregate.avsc). */
+static void test_sum_encoding(void)
+{
+	struct { cnt_i128 v; int64_t lo, hi; int flag; } cases[] = {
+		{0, 0, 0, 0},
+		{INT64_MAX, INT64_MAX, 0, 0},
+		{(cnt_i128)INT64_MAX + 1, INT64_MIN, 0, 1},
+		{INT64_MIN, INT64_MIN, -1, 0},
+		{(cnt_i128)INT64_MIN - 1, INT64_MAX, -1, 1},
+		{-1, -1, -1, 0},
+		{-P2(64), 0, -1, 1},
+		{P2(64) * 5 + 3, 3, 5, 1},
+	};
+	cnt_buf out = CNT_BUF_INIT;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		cnt_bucket b = base();
+		const uint8_t *p;
+		int64_t n;
+
+		b.sum = cases[k].v;
+		b.late_sum = -cases[k].v;
+		out.len = 0;
+		CHECK_EQ_INT(cnt_bucket_encode(&b, &out), 0);
+		p = out.p;
+		for (int f = 0; f < 8; f++) {   /* tenant .. count */
+			n = zz(&p);
+			if (f == 0 || f == 1 || f == 3)
+				p += n;              /* a string: length, bytes */
+		}
+		CHECK(zz(&p) == cases[k].lo);
+		CHECK(zz(&p) == cases[k].hi);
+		CHECK_EQ_INT(*p++, cases[k].flag);
+		/* min, max, last_event_time: null branch (0) */
+		CHECK_EQ_INT(*p++, 0);
+		CHECK_EQ_INT(*p++, 0);
+		CHECK_EQ_INT(*p++, 0);
+		CHECK(zz(&p) == b.max_ingest_time);
+		CHECK(zz(&p) == 0);            /* late_count */
+		{
+			cnt_i128 lv = -cases[k].v;
+			int64_t lo = zz(&p), hi = zz(&p);
+
+			CHECK((cnt_i128)(((unsigned __int128)(uint64_t)hi << 64) | (uint64_t)lo) == lv);
+			CHECK_EQ_INT(*p++, !cnt_i128_fits64(lv));
+		}
+		CHECK_EQ_INT(*p++, 0);          /* sketch null */
+		CHECK_EQ_INT(*p++, 0);          /* late_sketch null */
+		CHECK(p == out.p + out.len);
+	}
+	cnt_buf_release(&out);
+}
+
+static void test_key_order(void)
+{
+	cnt_bucket a = base(), b = base();
+	/* each case: a < b */
+	struct { const char *at, *bt, *ac, *bc, *am, *bm; int32_t av, bv; int64_t as, bs; int32_t ash, bsh; } c[] = {
+		{"a", "b", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},        /* tenant first */
+		{"a", "aa", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},       /* shorter first on a tie */
+		{"Z", "a", "x", "x", "m", "m", 1, 1, 0, 0, 0, 0},        /* bytes, not case-folded */
+		{"z", "\xc3\xa9", "x", "x", "m", "m", 1, 1, 0, 0, 0, 0}, /* unsigned bytes: 0xc3 > 'z' */
+		{"t", "t", "a", "b", "z", "a", 9, 1, 9, 1, 9, 1},        /* then counter */
+		{"t", "t", "c", "c", "m", "m", -1, 1, 9, 1, 9, 1},       /* then version, signed */
+		{"t", "t", "c", "c", "m", "m1", 1, 1, 9, 1, 9, 1},       /* then member */
+		{"t", "t", "c", "c", "m", "m", 1, 1, -5, 1, 9, 1},       /* then bucket, signed */
+		{"t", "t", "c", "c", "m", "m", 1, 1, 5, 5, -1, 0},       /* then shard, signed */
+		{"t", "t", "c", "c", "", "m", 1, 1, 5, 5, 0, 0},         /* empty string first */
+	};
+
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		a.tenant_id = S(c[k].at);
+		b.tenant_id = S(c[k].bt);
+		a.counter_id = S(c[k].ac);
+		b.counter_id = S(c[k].bc);
+		a.member_ref = S(c[k].am);
+		b.member_ref = S(c[k].bm);
+		a.counter_version = c[k].av;
+		b.counter_version = c[k].bv;
+		a.bucket_start = c[k].as;
+		b.bucket_start = c[k].bs;
+		a.shard = c[k].ash;
+		b.shard = c[k].bsh;
+		if (!(cnt_bucket_key_cmp(&a, &b) < 0 && cnt_bucket_key_cmp(&b, &a) > 0))
+			fprintf(stderr, "key order case %zu wrong\n", k);
+		CHECK(cnt_bucket_key_cmp(&a, &b) < 0);
+		CHECK(cnt_bucket_key_cmp(&b, &a) > 0);
+		CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &a), 0);
+	}
+	/* bucket_end and values are not part of the key */
+	a = base();
+	b = base();
+	b.bucket_end++;
+	b.count = 99;
+	CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &b), 0);
+	CHECK(cnt_bucket_values_differ(&a, &b, 0) != 0);
+}
+
+static void test_to_json(void)
+{
+	cnt_bucket b = base();
+	cnt_buf out = CNT_BUF_INIT;
+	char *s;
+
+	b.sum = P2(64) * 5 + 3;                          /* 92233720368547758083 */
+	b.late_sum = -(cnt_i128)(((unsigned __int128)1 << 127) - 1) - 1;
+	b.has_min = 1;
+	b.min = -7;
+	CHECK_EQ_INT(cnt_bucket_to_json(&b, &out), 0);
+	CHECK_EQ_INT(cnt_buf_putc(&out, 0), 0);
+	s = (char *)out.p;
+	CHECK(strstr(s, "\"sum\":92233720368547758083,") != NULL);
+	CHECK(strstr(s, "\"late_sum\":-170141183460469231731687303715884105728,") != NULL);
+	CHECK(strstr(s, "\"min\":-7,\"max\":null,") != NULL);
+	CHECK(strstr(s, "\"sketch_estimate\":null") != NULL);
+	CHECK(strncmp(s, "{\"tenant_id\":\"acme\",\"counter_id\":\"dist\",\"counter_version\":1,\"member_ref\":\"m1\"", 74) == 0);
+	out.len = 0;
+	b.sum = INT64_MIN;
+	b.late_sum = (cnt_i128)INT64_MIN - 1;
+	CHECK_EQ_INT(cnt_bucket_to_json(&b, &out), 0);
+	CHECK_EQ_INT(cnt_buf_putc(&out, 0), 0);
+	s = (char *)out.p;
+	CHECK(strstr(s, "\"sum\":-9223372036854775808,") != NULL);
+	CHECK(strstr(s, "\"late_sum\":-9223372036854775809,") != NULL);
+	cnt_buf_release(&out);
+}
+
+/* ---- merge properties through cnt_accum ------------------------------- */
+
+typedef struct set {
+	cnt_bucket *v;
+	size_t n;
+	cnt_buf sk;          /* sketch bytes, pointed into by v[].sketch */
+	size_t *sk_off, *sk_len;
+} set;
+
+/* A set of bucket records: members m0..m39 over 3 buckets and 2 shards,
+ * uniq records carrying a sketch of items seeded by `seed`, big sums. */
+static void make_set(set *s, unsigned seed)
+{
+	static char names[40][8];
+	size_t cap = 40 * 3 * 2 * 2;
+
+	s->v = calloc(cap, sizeof(*s->v));
+	s->sk_off = calloc(cap, sizeof(size_t));
+	s->sk_len = calloc(cap, sizeof(size_t));
+	s->n = 0;
+	memset(&s->sk, 0, sizeof(s->sk));
+	for (unsigned m = 0; m < 40; m++)
+		snprintf(names[m], sizeof(names[m]), "m%u", m);
+	for (unsigned m = 0; m < 40; m++)
+		for (int bk = 0; bk < 3; bk++)
+			for (int sh = 0; sh < 2; sh++)
+				for (int u = 0; u < 2; u++) {
+					unsigned r = (m * 31 + (unsigned)bk * 7 + (unsigned)sh * 3 + (unsigned)u + seed * 13) % 5;
+					cnt_bucket *b;
+
+					if (r == 0)
+						continue;     /* not every set has every key */
+					b = &s->v[s->n];
+					*b = base();
+					b->counter_id = S(u ? "uniq" : "dist");
+					b->member_ref = S(names[m]);
+					b->bucket_start += bk * 3600000;
+					b->bucket_end = b->bucket_start + 3600000;
+					b->shard = sh;
+					b->count = r;
+					b->sum = (cnt_i128)INT64_MAX * r + seed;
+					b->has_min = b->has_max = b->has_last = 1;
+					b->min = -(int64_t)(seed * 10 + r);
+					b->max = (int64_t)(seed * 10 + r);
+					b->last_event_time = b->bucket_start + seed * 1000 + r;
+					b->max_ingest_time = b->bucket_end + seed;
+					b->late_count = seed;
+					b->late_sum = -(cnt_i128)INT64_MAX * seed;
+					if (u) {
+						cnt_hll h;
+
+						cnt_hll_init(&h);
+						for (unsigned it = 0; it < 5 + seed * 3 + m * 20; it++) {
+							char item[32];
+
+							snprintf(item, sizeof(item), "u%u", (it * 7 + seed) % 900);
+							CHECK_EQ_INT(cnt_hll_add(&h, item, strlen(item)), 0);
+						}
+						s->sk_off[s->n] = s->sk.len;
+						CHECK_EQ_INT(cnt_hll_serialize(&h, &s->sk), 0);
+						s->sk_len[s->n] = s->sk.len - s->sk_off[s->n];
+						cnt_hll_release(&h);
+					}
+					s->n++;
+				}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->sk_len[i]) {
+			s->v[i].sketch.p = (const char *)s->sk.p + s->sk_off[i];
+			s->v[i].sketch.n = s->sk_len[i];
+		}
+}
+
+static void free_set(set *s)
+{
+	free(s->v);
+	free(s->sk_off);
+	free(s->sk_len);
+	cnt_buf_release(&s->sk);
+}
+
+/* Accumulates the sets in the order given (each set's records in reverse
+ * when `reverse`), with a memory limit, into out (bucket file bytes). */
+static void accumulate(set *const *sets, size_t nsets, size_t limit, int reverse, cnt_buf *out, uint64_t *runs)
+{
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(limit, tmpdir, &err);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+
+	CHECK(a != NULL && f != NULL);
+	if (a == NULL || f == NULL)
+		return;
+	for (size_t k = 0; k < nsets; k++)
+		for (size_t i = 0; i < sets[k]->n; i++) {
+			size_t j = reverse ? sets[k]->n - 1 - i : i;
+
+			CHECK_EQ_INT(cnt_accum_add_bucket(a, &sets[k]->v[j], &err), 0);
+		}
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	CHECK(w != NULL);
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0);
+	CHECK(w && cnt_writer_finish(w, &err) == 0);
+	if (runs)
+		*runs = cnt_accum_get_stats(a)->runs;
+	cnt_writer_free(w);
+	cnt_accum_free(a);
+	slurp(fileno(f), out);
+	fclose(f);
+}
+
+/* A bucket file's bytes, read back as a set (for merging merged files). */
+static void bytes_to_set(const cnt_buf *bytes, set *s, FILE **keep)
+{
+	FILE *f = tmpfile();
+	cnt_bucket_in in;
+	cnt_bucket b;
+	cnt_err err;
+	size_t cap = 4096;
+
+	memset(s, 0, sizeof(*s));
+	s->v = calloc(cap, sizeof(*s->v));
+	*keep = f;
+	CHECK(f != NULL && s->v != NULL);
+	if (f == NULL || s->v == NULL)
+		return;
+	CHECK_EQ_INT(fwrite(bytes->p, 1, bytes->len, f), bytes->len);
+	fflush(f);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "merged", NULL, &err), 0);
+	/* the slices point into the reader's block buffer: copy the strings */
+	while (cnt_bucket_in_next(&in, &b, &err) > 0 && s->n < cap) {
+		cnt_bucket *c = &s->v[s->n++];
+		size_t need = b.tenant_id.n + b.counter_id.n + b.member_ref.n + b.sketch.n + b.late_sketch.n;
+		char *mem = malloc(need + 1), *p = mem;
+
+		*c = b;
+		memcpy(p, b.tenant_id.p, b.tenant_id.n);
+		c->tenant_id.p = p;
+		p += b.tenant_id.n;
+		memcpy(p, b.counter_id.p, b.counter_id.n);
+		c->counter_id.p = p;
+		p += b.counter_id.n;
+		memcpy(p, b.member_ref.p, b.member_ref.n);
+		c->member_ref.p = p;
+		p += b.member_ref.n;
+		if (b.sketch.p) {
+			memcpy(p, b.sketch.p, b.sketch.n);
+			c->sketch.p = p;
+			p += b.sketch.n;
+		}
+		if (b.late_sketch.p) {
+			memcpy(p, b.late_sketch.p, b.late_sketch.n);
+			c->late_sketch.p = p;
+		}
+	}
+	cnt_bucket_in_release(&in);
+}
+
+static void free_read_set(set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free((char *)(uintptr_t)s->v[i].tenant_id.p);
+	free(s->v);
+}
+
+static int same(const cnt_buf *a, const cnt_buf *b)
+{
+	return a->len == b->len && memcmp(a->p, b->p, a->len) == 0;
+}
+
+static void test_merge_properties(void)
+{
+	set A, B, C, AB, BC;
+	cnt_buf ab = CNT_BUF_INIT, ba = CNT_BUF_INIT, abc1 = CNT_BUF_INIT, abc2 = CNT_BUF_INIT;
+	cnt_buf abc3 = CNT_BUF_INIT, bc = CNT_BUF_INIT, spilled = CNT_BUF_INIT, rev = CNT_BUF_INIT;
+	cnt_buf aa = CNT_BUF_INIT, a1 = CNT_BUF_INIT;
+	FILE *k1 = NULL, *k2 = NULL;
+	uint64_t runs = 0;
+
+	make_set(&A, 1);
+	make_set(&B, 2);
+	make_set(&C, 3);
+	{
+		set *o1[] = {&A, &B}, *o2[] = {&B, &A}, *o3[] = {&B, &C}, *o4[] = {&C, &A, &B};
+
+		accumulate(o1, 2, 0, 0, &ab, NULL);
+		accumulate(o2, 2, 0, 0, &ba, NULL);
+		CHECK(ab.len > 0 && same(&ab, &ba));                      /* commutative */
+		accumulate(o1, 2, 0, 1, &rev, NULL);
+		CHECK(same(&ab, &rev));                                   /* record order */
+		accumulate(o3, 2, 0, 0, &bc, NULL);
+		accumulate(o4, 3, 0, 0, &abc3, NULL);
+		/* a limit of 1 byte spills at every check (each 256 records) */
+		accumulate(o4, 3, 1, 0, &spilled, &runs);
+		CHECK(runs >= 2);
+		CHECK(same(&abc3, &spilled));                             /* spill = memory */
+	}
+	bytes_to_set(&ab, &AB, &k1);
+	bytes_to_set(&bc, &BC, &k2);
+	{
+		set *o1[] = {&AB, &C}, *o2[] = {&A, &BC};
+
+		accumulate(o1, 2, 0, 0, &abc1, NULL);
+		accumulate(o2, 2, 0, 0, &abc2, NULL);
+		CHECK(same(&abc1, &abc2));                                /* associative */
+		CHECK(same(&abc1, &abc3));
+	}
+	/* idempotence of sketches: A+A has A's sketches, doubled counts and sums */
+	{
+		set *o1[] = {&A, &A}, *o2[] = {&A};
+		set AA, A1;
+		FILE *k3 = NULL, *k4 = NULL;
+		int ok = 1;
+
+		accumulate(o1, 2, 0, 0, &aa, NULL);
+		accumulate(o2, 1, 0, 0, &a1, NULL);
+		bytes_to_set(&aa, &AA, &k3);
+		bytes_to_set(&a1, &A1, &k4);
+		CHECK_EQ_INT(AA.n, A1.n);
+		for (size_t i = 0; i < AA.n && i < A1.n; i++) {
+			const cnt_bucket *x = &A1.v[i], *y = &AA.v[i];
+
+			ok &= cnt_bucket_key_cmp(x, y) == 0;
+			ok &= (x->sketch.p == NULL) == (y->sketch.p == NULL);
+			ok &= x->sketch.n == y->sketch.n && (x->sketch.n == 0 || memcmp(x->sketch.p, y->sketch.p, x->sketch.n) == 0);
+			ok &= y->count == 2 * x->count && y->sum == 2 * x->sum && y->late_sum == 2 * x->late_sum;
+			ok &= y->min == x->min && y->max == x->max && y->last_event_time == x->last_event_time;
+		}
+		CHECK(ok);
+		/* and the 128-bit sums really went past 64 bits */
+		CHECK(AA.n > 0 && !cnt_i128_fits64(AA.v[0].sum));
+		free_read_set(&AA);
+		free_read_set(&A1);
+		fclose(k3);
+		fclose(k4);
+	}
+	free_read_set(&AB);
+	free_read_set(&BC);
+	if (k1)
+		fclose(k1);
+	if (k2)
+		fclose(k2);
+	free_set(&A);
+	free_set(&B);
+	free_set(&C);
+	cnt_buf_release(&ab);
+	cnt_buf_release(&ba);
+	cnt_buf_release(&bc);
+	cnt_buf_release(&abc1);
+	cnt_buf_release(&abc2);
+	cnt_buf_release(&abc3);
+	cnt_buf_release(&spilled);
+	cnt_buf_release(&rev);
+	cnt_buf_release(&aa);
+	cnt_buf_release(&a1);
+}
+
+/* Events accumulate to the same bytes in any order and with spills; late
+ * events only touch the late fields. */
+static void test_events(void)
+{
+	enum { N = 20000 };
+	static char members[N][12], items[N][12];
+	cnt_buf out[3] = {CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT};
+
+	for (int pass = 0; pass < 3; pass++) {
+		cnt_err err;
+		cnt_accum *a = cnt_accum_new(pass == 2 ? 1 << 20 : 0, tmpdir, &err);
+		FILE *f = tmpfile();
+		cnt_writer *w;
+
+		CHECK(a != NULL && f != NULL);
+		if (a == NULL || f == NULL)
+			return;
+		for (int k = 0; k < N; k++) {
+			int i = pass == 1 ? N - 1 - k : k;
+			cnt_windowed wv;
+
+			memset(&wv, 0, sizeof(wv));
+			snprintf(members[i], sizeof(members[i]), "m%d", i % 10000);
+			snprintf(items[i], sizeof(items[i]), "u%d", i % 37);
+			wv.ev.tenant_id = S("acme");
+			wv.ev.counter_id = S(i % 2 ? "uniq" : "dist");
+			wv.ev.counter_version = 1;
+			wv.ev.member_ref = S(members[i]);
+			if (i % 2)
+				wv.ev.item = S(items[i]);
+			wv.ev.delta = i % 5 == 0 ? INT64_MAX : -(int64_t)i;
+			wv.ev.event_time = INT64_C(1772359200000) + i;
+			wv.ev.ingest_time = INT64_C(1772366400000) + i % 7;
+			wv.bucket_start = INT64_C(1772359200000);
+			wv.bucket_end = wv.bucket_start + 3600000;
+			wv.late = i % 11 == 0;
+			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+		}
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+		if (pass == 2)
+			CHECK(cnt_accum_get_stats(a)->runs >= 2);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->events, N);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->late_events, (N + 10) / 11);
+		cnt_writer_free(w);
+		cnt_accum_free(a);
+		slurp(fileno(f), &out[pass]);
+		fclose(f);
+	}
+	CHECK(out[0].len > 0 && same(&out[0], &out[1]));
+	CHECK(same(&out[0], &out[2]));
+	/* spot check one record: m0 of dist holds events 0 and 10000 */
+	{
+		FILE *f = tmpfile();
+		cnt_bucket_in in;
+		cnt_bucket b;
+		cnt_err err;
+		int found = 0;
+
+		CHECK_EQ_INT(fwrite(out[0].p, 1, out[0].len, f), out[0].len);
+		fflush(f);
+		lseek(fileno(f), 0, SEEK_SET);
+		CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err), 0);
+		while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+			if (b.counter_id.n == 4 && memcmp(b.counter_id.p, "dist", 4) == 0 &&
+			    b.member_ref.n == 2 && memcmp(b.member_ref.p, "m0", 2) == 0) {
+				/* event 0: late (0 % 11), INT64_MAX; event 10000: on time,
+				 * 10000 % 5 == 0 -> INT64_MAX */
+				found = 1;
+				CHECK_EQ_INT(b.count, 1);
+				CHECK(b.sum == INT64_MAX);
+				CHECK_EQ_INT(b.late_count, 1);
+				CHECK(b.late_sum == INT64_MAX);
+				CHECK(b.has_min && b.min == INT64_MAX && b.max == INT64_MAX);
+				CHECK(b.has_last && b.last_event_time == INT64_C(1772359200000) + 10000);
+				CHECK(b.max_ingest_time == INT64_C(1772366400000) + 10000 % 7);
+				CHECK(b.sketch.p == NULL);
+			}
+		}
+		CHECK(found);
+		cnt_bucket_in_release(&in);
+		fclose(f);
+	}
+	for (int i = 0; i < 3; i++)
+		cnt_buf_release(&out[i]);
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (t && *t)
+		tmpdir = t;
+	RUN(test_round_trip);
+	RUN(test_sum_encoding);
+	RUN(test_key_order);
+	RUN(test_to_json);
+	RUN(test_merge_properties);
+	RUN(test_events);
+	return unit_report("test_accum");
+}
