@@ -635,6 +635,21 @@ size_t cnt_reader_meta(const cnt_reader *r, const cnt_meta_kv **kv)
 
 /* ---- writer --------------------------------------------------------- */
 
+/* A block on its way to the output with write-behind compression. */
+typedef struct wjob {
+	enum { W_FREE, W_RAW, W_WORKING, W_DONE } state;
+	uint64_t seq;
+	int64_t count;
+	int rc;
+	cnt_err err;
+	cnt_buf raw, comp;
+} wjob;
+
+#define NWJOBS 6
+
+static void start_writer_threads(cnt_writer *w);
+static void stop_writer_threads(cnt_writer *w);
+
 struct cnt_writer {
 	int fd;
 	char *name;
@@ -649,6 +664,13 @@ struct cnt_writer {
 	uint64_t records;
 	int header_done;
 	uint8_t sync[CNT_SYNC_SIZE];
+	/* compression on worker threads; blocks are written in order */
+	int async, nworkers, stop;
+	pthread_t workers[MAX_WORKERS];
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	wjob jobs[NWJOBS];
+	uint64_t qseq, wseq;   /* next block to queue / to write */
 };
 
 int cnt_write_all(int fd, const void *p, size_t n)
@@ -722,6 +744,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 		cnt_err_set(err, "out of memory");
 		return NULL;
 	}
+	start_writer_threads(w);
 	return w;
 }
 
@@ -763,28 +786,125 @@ static int write_header(cnt_writer *w, cnt_err *err)
 	return 0;
 }
 
-static int flush_block(cnt_writer *w, cnt_err *err)
+static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, size_t plen, cnt_err *err)
 {
-	const uint8_t *payload = w->block.p;
-	size_t plen = w->block.len;
 	uint8_t head[20];
 	size_t hn;
 
-	if (!w->header_done && write_header(w, err) != 0)
-		return -1;
-	if (w->block_count == 0)
-		return 0;
-	if (w->cid != CNT_CODEC_NULL) {
-		if (cnt_codec_compress(w->codec, w->cid, w->level, w->block.p, w->block.len, &w->comp, err) != 0)
-			return cnt_err_prefix(err, "'%s'", w->name);
-		payload = w->comp.p;
-		plen = w->comp.len;
-	}
-	hn = cnt_bin_put_long(head, w->block_count);
+	hn = cnt_bin_put_long(head, count);
 	hn += cnt_bin_put_long(head + hn, (int64_t)plen);
 	if (cnt_write_all(w->fd, head, hn) != 0 || cnt_write_all(w->fd, payload, plen) != 0 ||
 	    cnt_write_all(w->fd, w->sync, CNT_SYNC_SIZE) != 0)
 		return cnt_err_set(err, "'%s': write error: %s", w->name, strerror(errno));
+	return 0;
+}
+
+static void *wworker_main(void *arg)
+{
+	cnt_writer *w = arg;
+	cnt_codec *codec = cnt_codec_new();
+
+	for (;;) {
+		wjob *j = NULL;
+
+		pthread_mutex_lock(&w->mu);
+		for (;;) {
+			uint64_t best = UINT64_MAX;
+
+			for (int i = 0; i < NWJOBS; i++)
+				if (w->jobs[i].state == W_RAW && w->jobs[i].seq < best) {
+					best = w->jobs[i].seq;
+					j = &w->jobs[i];
+				}
+			if (j != NULL || w->stop)
+				break;
+			pthread_cond_wait(&w->cv, &w->mu);
+		}
+		if (j == NULL) {
+			pthread_mutex_unlock(&w->mu);
+			break;
+		}
+		j->state = W_WORKING;
+		pthread_mutex_unlock(&w->mu);
+		if (codec == NULL)
+			j->rc = cnt_err_set(&j->err, "out of memory");
+		else if (cnt_codec_compress(codec, w->cid, w->level, j->raw.p, j->raw.len, &j->comp, &j->err) != 0)
+			j->rc = cnt_err_prefix(&j->err, "'%s'", w->name);
+		else
+			j->rc = 0;
+		pthread_mutex_lock(&w->mu);
+		j->state = W_DONE;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	cnt_codec_free(codec);
+	return NULL;
+}
+
+/* Writes the compressed blocks that are next in order; with wait, also
+ * waits for the next one to be compressed, until upto is written.  Called
+ * with the lock held. */
+static int drain(cnt_writer *w, uint64_t upto, cnt_err *err)
+{
+	while (w->wseq < upto) {
+		wjob *j = &w->jobs[w->wseq % NWJOBS];
+		int rc;
+
+		while (!(j->state == W_DONE && j->seq == w->wseq))
+			pthread_cond_wait(&w->cv, &w->mu);
+		pthread_mutex_unlock(&w->mu);
+		rc = j->rc == 0 ? write_block(w, j->count, j->comp.p, j->comp.len, err) : -1;
+		if (j->rc != 0)
+			*err = j->err;
+		pthread_mutex_lock(&w->mu);
+		j->state = W_FREE;
+		w->wseq++;
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int flush_block(cnt_writer *w, cnt_err *err)
+{
+	if (!w->header_done && write_header(w, err) != 0)
+		return -1;
+	if (w->block_count == 0)
+		return 0;
+	if (w->async) {
+		/* Hand the block to a worker (swapping buffers, no copy); make
+		 * room first by writing the oldest finished blocks. */
+		wjob *j = &w->jobs[w->qseq % NWJOBS];
+		cnt_buf t;
+		int rc = 0;
+
+		pthread_mutex_lock(&w->mu);
+		if (w->qseq - w->wseq >= NWJOBS)
+			rc = drain(w, w->qseq - NWJOBS + 1, err);
+		if (rc == 0) {
+			t = j->raw;
+			j->raw = w->block;
+			w->block = t;
+			w->block.len = 0;
+			j->count = w->block_count;
+			j->seq = w->qseq++;
+			j->state = W_RAW;
+			pthread_cond_broadcast(&w->cv);
+		}
+		pthread_mutex_unlock(&w->mu);
+		w->block_count = 0;
+		if (rc == 0 && cnt_buf_reserve(&w->block, w->block_bytes + 4096) != 0)
+			return cnt_err_set(err, "out of memory");
+		return rc;
+	}
+	if (w->cid != CNT_CODEC_NULL) {
+		if (cnt_codec_compress(w->codec, w->cid, w->level, w->block.p, w->block.len, &w->comp, err) != 0)
+			return cnt_err_prefix(err, "'%s'", w->name);
+		if (write_block(w, w->block_count, w->comp.p, w->comp.len, err) != 0)
+			return -1;
+	} else if (write_block(w, w->block_count, w->block.p, w->block.len, err) != 0) {
+		return -1;
+	}
 	w->block.len = 0;
 	w->block_count = 0;
 	return 0;
@@ -801,7 +921,62 @@ int cnt_writer_commit(cnt_writer *w, cnt_err *err)
 
 int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 {
-	return flush_block(w, err);
+	int rc = flush_block(w, err);
+
+	if (rc == 0 && w->async) {
+		pthread_mutex_lock(&w->mu);
+		rc = drain(w, w->qseq, err);
+		pthread_mutex_unlock(&w->mu);
+	}
+	return rc;
+}
+
+/* Compression on worker threads, when there is compressing to do and more
+ * than one processor; CNT_WRITE_THREADS=0 turns it off. */
+static void start_writer_threads(cnt_writer *w)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *env = getenv("CNT_WRITE_THREADS");
+
+	w->nworkers = cpus >= 2 ? 2 : 0;
+	if (env != NULL)
+		w->nworkers = atoi(env);
+	if (w->nworkers > MAX_WORKERS)
+		w->nworkers = MAX_WORKERS;
+	if (w->nworkers <= 0 || w->cid == CNT_CODEC_NULL)
+		return;
+	if (pthread_mutex_init(&w->mu, NULL) != 0)
+		return;
+	if (pthread_cond_init(&w->cv, NULL) != 0) {
+		pthread_mutex_destroy(&w->mu);
+		return;
+	}
+	for (int i = 0; i < w->nworkers; i++)
+		if (pthread_create(&w->workers[i], NULL, wworker_main, w) != 0) {
+			w->nworkers = i;
+			break;
+		}
+	if (w->nworkers == 0) {
+		pthread_cond_destroy(&w->cv);
+		pthread_mutex_destroy(&w->mu);
+		return;
+	}
+	w->async = 1;
+}
+
+static void stop_writer_threads(cnt_writer *w)
+{
+	if (!w->async)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	for (int i = 0; i < w->nworkers; i++)
+		pthread_join(w->workers[i], NULL);
+	pthread_cond_destroy(&w->cv);
+	pthread_mutex_destroy(&w->mu);
+	w->async = 0;
 }
 
 uint64_t cnt_writer_records(const cnt_writer *w)
@@ -813,6 +988,11 @@ void cnt_writer_free(cnt_writer *w)
 {
 	if (w == NULL)
 		return;
+	stop_writer_threads(w);
+	for (int i = 0; i < NWJOBS; i++) {
+		cnt_buf_release(&w->jobs[i].raw);
+		cnt_buf_release(&w->jobs[i].comp);
+	}
 	cnt_codec_free(w->codec);
 	cnt_buf_release(&w->block);
 	cnt_buf_release(&w->comp);
