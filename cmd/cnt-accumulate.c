@@ -27,8 +27,8 @@ static const char help[] =
 	"per key, the same bytes however the input was ordered or split.\n"
 	"\n"
 	"  -o, --output FILE       bucket file (default standard output)\n"
-	"  -m, --memory SIZE       spill sorted runs to disk above SIZE (default 1G;\n"
-	"                          suffixes K, M, G)\n"
+	"  -m, --memory SIZE       spill sorted runs to disk above SIZE (default: a\n"
+	"                          quarter of physical memory; suffixes K, M, G)\n"
 	"  -T, --tmpdir DIR        where runs are spilled (default $TMPDIR or /tmp)\n"
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
 	"                          for a pipe)\n"
@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	};
 	const char *out_path = NULL, *stats_path = NULL, *codec_name = NULL;
 	const char *tmpdir = getenv("TMPDIR");
-	size_t memory = (size_t)1 << 30;
+	size_t memory = 0;
 	int level = -1, verbose = 0, c, nin;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_accum *acc;
@@ -140,6 +140,15 @@ int main(int argc, char **argv)
 	}
 	if (tmpdir == NULL || *tmpdir == 0)
 		tmpdir = "/tmp";
+	if (memory == 0) {
+		/* Like sort(1), use a good part of the machine by default: a
+		 * quarter of physical memory, at least 256 MiB. */
+		long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+		memory = pages > 0 && psize > 0 ? (size_t)pages * (size_t)psize / 4 : (size_t)1 << 30;
+		if (memory < ((size_t)256 << 20))
+			memory = (size_t)256 << 20;
+	}
 	if (codec_name && cnt_codec_lookup(codec_name, strlen(codec_name), &codec) != 0)
 		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
 	acc = cnt_accum_new(memory, tmpdir, &C.err);

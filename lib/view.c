@@ -51,7 +51,8 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 	size_t nslots = 2;
 	int rc = -1;
 
-	while (nslots < 2 * v->n)
+	/* At most 3/4 full: short probes, a quarter of the file or less. */
+	while (nslots / 4 * 3 < v->n)
 		nslots *= 2;
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -68,7 +69,7 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 			goto out;
 	}
 	/* Positions by member name: an open-addressing table of XXH3 hashes,
-	 * at most half full, so a lookup is one or two probes. */
+	 * so a lookup is a probe or two. */
 	byname = calloc(nslots, sizeof(*byname));
 	if (byname == NULL)
 		goto oom;
@@ -147,7 +148,7 @@ int cnt_view_open(cnt_view *v, const char *dir, cnt_err *err)
 	v->nslots = get_u64(p + off + 32);
 	off += 40;
 	if (v->n >= UINT32_MAX || v->head > v->n || v->nbins == 0 || v->nbins > (1u << 20) ||
-	    v->nslots < 2 * v->n || (v->nslots & (v->nslots - 1)) || v->nslots > ((uint64_t)1 << 34) ||
+	    v->nslots < v->n + 1 || (v->nslots & (v->nslots - 1)) || v->nslots > ((uint64_t)1 << 34) ||
 	    v->pool_len > v->map_len)
 		goto corrupt;
 	need = off + v->n * 32 + v->nslots * 4 + (v->nbins + 1) * 8 + v->nbins * 8 + v->pool_len;

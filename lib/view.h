@@ -23,7 +23,7 @@
  *       "cnt.view"), zero-padded to a multiple of 8
  *   .   u64 n (members), u64 head (materialised positions, <= n),
  *       u64 nbins, u64 string pool bytes S, u64 name slots H (a power of
- *       two, at least 2n)
+ *       two, with n <= 3H/4)
  *   .   n entries in rank order, 32 bytes each:
  *         i64 value, i64 last_event_time, u64 name offset, u32 name length,
  *         u32 rank (as the board numbers them)
