@@ -16,41 +16,17 @@
 #include <xxhash.h>
 
 #include "container.h"
+#include "fpset.h"
 
 static const char state_magic[8] = {'C', 'N', 'T', 'D', 'D', 'U', 'P', '1'};
 
 cnt_dkey cnt_dedup_key(size_t n, const void *const *parts, const size_t *lens)
 {
-	unsigned char small[1024];
-	size_t total = 0;
-	XXH128_hash_t h;
+	cnt_fp fp = cnt_fp_of(n, parts, lens);
 	cnt_dkey k;
 
-	for (size_t i = 0; i < n; i++)
-		total += lens[i] + 1;
-	if (total <= sizeof(small)) {
-		size_t o = 0;
-
-		for (size_t i = 0; i < n; i++) {
-			if (lens[i])
-				memcpy(small + o, parts[i], lens[i]);
-			o += lens[i];
-			small[o++] = 0;
-		}
-		h = XXH3_128bits(small, o);
-	} else {
-		XXH3_state_t st;
-		static const char zero = 0;
-
-		XXH3_128bits_reset(&st);
-		for (size_t i = 0; i < n; i++) {
-			XXH3_128bits_update(&st, parts[i], lens[i]);
-			XXH3_128bits_update(&st, &zero, 1);
-		}
-		h = XXH3_128bits_digest(&st);
-	}
-	k.lo = h.low64;
-	k.hi = (uint32_t)(h.high64 >> 32);
+	k.lo = fp.lo;
+	k.hi = (uint32_t)(fp.hi >> 32);
 	if (k.lo == 0 && k.hi == 0)
 		k.hi = 1;   /* all-zero marks an empty slot */
 	return k;
@@ -58,28 +34,12 @@ cnt_dkey cnt_dedup_key(size_t n, const void *const *parts, const size_t *lens)
 
 static cnt_dslot *slots_new(size_t cap)
 {
-	size_t bytes = cap * sizeof(cnt_dslot);
-	void *p;
-
-	if (bytes < (4u << 20))
-		return calloc(cap, sizeof(cnt_dslot));
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-	return p;
+	return cnt_table_alloc(cap * sizeof(cnt_dslot));
 }
 
 static void slots_free(cnt_dslot *p, size_t cap)
 {
-	if (p == NULL)
-		return;
-	if (cap * sizeof(cnt_dslot) < (4u << 20))
-		free(p);
-	else
-		munmap(p, cap * sizeof(cnt_dslot));
+	cnt_table_free(p, cap * sizeof(cnt_dslot));
 }
 
 int cnt_dedup_init(cnt_dedup *d, size_t expected)

@@ -49,15 +49,12 @@ cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens)
 	return fp;
 }
 
-/* Large tables are mapped directly and asked for huge pages: a lookup is
- * one random access, and with 4 KiB pages most of them also miss the TLB. */
-static cnt_fpset_slot *slots_new(size_t cap)
+void *cnt_table_alloc(size_t bytes)
 {
-	size_t bytes = cap * sizeof(cnt_fpset_slot);
 	void *p;
 
 	if (bytes < (4u << 20))
-		return calloc(cap, sizeof(cnt_fpset_slot));
+		return calloc(1, bytes);
 	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -67,14 +64,24 @@ static cnt_fpset_slot *slots_new(size_t cap)
 	return p;
 }
 
-static void slots_free(cnt_fpset_slot *p, size_t cap)
+void cnt_table_free(void *p, size_t bytes)
 {
 	if (p == NULL)
 		return;
-	if (cap * sizeof(cnt_fpset_slot) < (4u << 20))
+	if (bytes < (4u << 20))
 		free(p);
 	else
-		munmap(p, cap * sizeof(cnt_fpset_slot));
+		munmap(p, bytes);
+}
+
+static cnt_fpset_slot *slots_new(size_t cap)
+{
+	return cnt_table_alloc(cap * sizeof(cnt_fpset_slot));
+}
+
+static void slots_free(cnt_fpset_slot *p, size_t cap)
+{
+	cnt_table_free(p, cap * sizeof(cnt_fpset_slot));
 }
 
 int cnt_fpset_init(cnt_fpset *s, size_t expected)
