@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "accum.h"
+#include "cli.h"
 #include "outfile.h"
 
 static const char usage[] =
@@ -108,8 +109,6 @@ int main(int argc, char **argv)
 	const cnt_accum_stats *st;
 
 	while ((c = getopt_long(argc, argv, "o:m:T:c:vh", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 'o': out_path = optarg; break;
 		case 'm':
@@ -119,10 +118,8 @@ int main(int argc, char **argv)
 		case 'T': tmpdir = optarg; break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			errno = 0;
-			level = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg)
-				die("--level: '%s' is not a number", optarg);
+			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
 		case 'v': verbose = 1; break;
@@ -149,24 +146,26 @@ int main(int argc, char **argv)
 		if (memory < ((size_t)256 << 20))
 			memory = (size_t)256 << 20;
 	}
-	if (codec_name && cnt_codec_lookup(codec_name, strlen(codec_name), &codec) != 0)
-		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
+	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+		die("%s", C.err.msg);
 	acc = cnt_accum_new(memory, tmpdir, &C.err);
 	if (acc == NULL)
 		die("%s", C.err.msg);
-	if ((out_path == NULL || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO))
-		die("standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
+	/* Opened before reading, so a bad output fails fast; written only
+	 * once everything is read. */
+	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
+		die("%s", C.err.msg);
 
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = strcmp(name, "-") == 0 ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(name, &C.err);
 		cnt_recin *rin;
 		const char *kind;
 		int rc;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", name, strerror(errno));
+			die("%s", C.err.msg);
 		rin = cnt_recin_open(fd, name, NULL, NULL, &C.err);
 		if (rin == NULL)
 			die("%s", C.err.msg);
@@ -203,14 +202,9 @@ int main(int argc, char **argv)
 			die("'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",
 				name, *kind ? kind : "unnamed");
 		}
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 
-	if (cnt_out_open(&C.out, out_path, &C.err) != 0)
-		die("%s", C.err.msg);
-	if (codec_name == NULL)
-		codec = cnt_out_wants_compression(&C.out) ? CNT_CODEC_ZSTD : CNT_CODEC_NULL;
 	w = cnt_bucket_writer_new(C.out.fd, out_path ? out_path : "standard output", codec, level, &C.err);
 	if (w == NULL || cnt_accum_finish(acc, w, &C.err) != 0 || cnt_writer_finish(w, &C.err) != 0)
 		die("%s", C.err.msg);

@@ -17,6 +17,7 @@
 #include "defs.h"
 #include "event.h"
 #include "jsonout.h"
+#include "cli.h"
 #include "outfile.h"
 
 static const char usage[] =
@@ -120,8 +121,6 @@ int main(int argc, char **argv)
 	uint64_t in = 0, out = 0, dups = 0, rejected = 0;
 
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:c:vh", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 's': state_path = optarg; break;
@@ -130,10 +129,8 @@ int main(int argc, char **argv)
 		case 'r': rej_path = optarg; break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			errno = 0;
-			level = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg)
-				die("--level: '%s' is not a number", optarg);
+			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
 		case 'v': verbose = 1; break;
@@ -154,8 +151,8 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_codec_lookup(codec_name, strlen(codec_name), &codec) != 0)
-		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
+	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+		die("%s", C.err.msg);
 	defs = cnt_defs_load(defs_path, &C.err);
 	if (defs == NULL)
 		die("%s", C.err.msg);
@@ -177,12 +174,8 @@ int main(int argc, char **argv)
 	}
 	loaded = dd.count;
 
-	if ((out_path == NULL || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO))
-		die("standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
-	if (cnt_out_open(&C.out, out_path, &C.err) != 0)
+	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
-	if (codec_name == NULL)
-		codec = cnt_out_wants_compression(&C.out) ? CNT_CODEC_ZSTD : CNT_CODEC_NULL;
 	C.w = cnt_event_writer_new(C.out.fd, out_path ? out_path : "standard output", codec, level, &C.err);
 	if (C.w == NULL)
 		die("%s", C.err.msg);
@@ -199,13 +192,13 @@ int main(int argc, char **argv)
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = strcmp(name, "-") == 0 ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(name, &C.err);
 		cnt_event_in *ein;
 		cnt_event ev;
 		int rc;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", name, strerror(errno));
+			die("%s", C.err.msg);
 		ein = cnt_event_in_open(fd, name, NULL, &C.err);
 		if (ein == NULL)
 			die("%s", C.err.msg);
@@ -297,8 +290,7 @@ int main(int argc, char **argv)
 			cnt_dedup_prefetch(&dd, pe->key);
 		}
 		cnt_event_in_free(ein);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 	if (in != out + dups + rejected)
 		die("internal: records do not balance: in %" PRIu64 " != out %" PRIu64 " + duplicate %" PRIu64
@@ -331,10 +323,8 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 		oom(cnt_buf_append(&b, "]}\n", 3));
-		if (cnt_out_open(&C.stats_out, stats_path, &C.err) != 0)
-			die("--stats: %s", C.err.msg);
-		if (cnt_write_all(C.stats_out.fd, b.p, b.len) != 0)
-			die("cannot write '%s': %s", stats_path, strerror(errno));
+		if (cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+			die("%s", C.err.msg);
 		cnt_buf_release(&b);
 	}
 	/* The events first, then the state: a failure in between leaves the

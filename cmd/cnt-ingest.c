@@ -14,6 +14,7 @@
 
 #include "admit.h"
 #include "jsonout.h"
+#include "cli.h"
 #include "outfile.h"
 #include "recin.h"
 #include "timefmt.h"
@@ -491,10 +492,8 @@ static void write_stats(const char *path)
 		oom(cnt_buf_printf(&b, ",\"format\":\"%s\",\"records\":%" PRIu64 "}", fmt_names[C.inputs[i].fmt], C.inputs[i].records));
 	}
 	oom(cnt_buf_printf(&b, "],\"blank_lines\":%" PRIu64 "}\n", C.blank_lines));
-	if (cnt_out_open(&C.stats_out, path, &C.err) != 0)
-		die("--stats: %s", C.err.msg);
-	if (cnt_write_all(C.stats_out.fd, b.p, b.len) != 0)
-		die("cannot write '%s': %s", path, strerror(errno));
+	if (cnt_cli_stats(&C.stats_out, path, &b, &C.err) != 0)
+		die("%s", C.err.msg);
 	cnt_buf_release(&b);
 }
 
@@ -527,8 +526,6 @@ int main(int argc, char **argv)
 	const cnt_admit_stats *st;
 
 	while ((c = getopt_long(argc, argv, "d:o:r:D:f:c:vh", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 'o': out_path = optarg; break;
@@ -554,10 +551,8 @@ int main(int argc, char **argv)
 			break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			errno = 0;
-			level = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg)
-				die("--level: '%s' is not a number", optarg);
+			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
 		case 'v': verbose = 1; break;
@@ -578,8 +573,8 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_codec_lookup(codec_name, strlen(codec_name), &codec) != 0)
-		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
+	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+		die("%s", C.err.msg);
 	if (stats_path && strcmp(stats_path, "-") == 0)
 		die("--stats: name a file (standard output carries the events)");
 	if ((out_path == NULL || strcmp(out_path, "-") == 0) &&
@@ -604,9 +599,7 @@ int main(int argc, char **argv)
 	if (C.raw_schema == NULL)
 		die("internal: %s", C.err.msg);
 
-	if ((out_path == NULL || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO))
-		die("standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
-	if (cnt_out_open(&C.out, out_path, &C.err) != 0)
+	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	if (rej_path) {
 		if (cnt_out_open(&C.rej_out, rej_path, &C.err) != 0)
@@ -618,8 +611,6 @@ int main(int argc, char **argv)
 			die("%s", C.err.msg);
 		C.dup_file = 1;
 	}
-	if (codec_name == NULL)
-		codec = cnt_out_wants_compression(&C.out) ? CNT_CODEC_ZSTD : CNT_CODEC_NULL;
 	C.w = cnt_event_writer_new(C.out.fd, out_path ? out_path : "standard output", codec, level, &C.err);
 	if (C.w == NULL)
 		die("%s", C.err.msg);
@@ -630,14 +621,13 @@ int main(int argc, char **argv)
 		die("out of memory");
 	for (C.cur = 0; C.cur < C.ninputs; C.cur++) {
 		const char *name = optind < argc ? argv[optind + (int)C.cur] : "-";
-		int fd = strcmp(name, "-") == 0 ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(name, &C.err);
 
 		C.inputs[C.cur].name = name;
 		if (fd < 0)
-			die("cannot open '%s': %s", name, strerror(errno));
+			die("%s", C.err.msg);
 		ingest_one(fd, name, forced);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 	C.cur = 0;
 	for (int i = 0; i < BATCH; i++)

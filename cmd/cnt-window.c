@@ -16,6 +16,7 @@
 
 #include "defs.h"
 #include "jsonout.h"
+#include "cli.h"
 #include "outfile.h"
 #include "tz.h"
 #include "windowed.h"
@@ -124,10 +125,8 @@ int main(int argc, char **argv)
 			break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			errno = 0;
-			level = (int)strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg)
-				die("--level: '%s' is not a number", optarg);
+			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
 		case 'v': verbose = 1; break;
@@ -148,8 +147,8 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_codec_lookup(codec_name, strlen(codec_name), &codec) != 0)
-		die("--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", codec_name);
+	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+		die("%s", C.err.msg);
 	defs = cnt_defs_load(defs_path, &C.err);
 	if (defs == NULL)
 		die("%s", C.err.msg);
@@ -162,12 +161,8 @@ int main(int argc, char **argv)
 	if (tzc == NULL || cur == NULL || cur_ok == NULL || cs == NULL)
 		die("out of memory");
 
-	if ((out_path == NULL || strcmp(out_path, "-") == 0) && isatty(STDOUT_FILENO))
-		die("standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
-	if (cnt_out_open(&C.out, out_path, &C.err) != 0)
+	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
-	if (codec_name == NULL)
-		codec = cnt_out_wants_compression(&C.out) ? CNT_CODEC_ZSTD : CNT_CODEC_NULL;
 	schema = cnt_windowed_schema_json(&C.err);
 	if (schema == NULL)
 		die("%s", C.err.msg);
@@ -181,13 +176,13 @@ int main(int argc, char **argv)
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = strcmp(name, "-") == 0 ? STDIN_FILENO : open(name, O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(name, &C.err);
 		cnt_event_in *ein;
 		cnt_windowed wv;
 		int rc;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", name, strerror(errno));
+			die("%s", C.err.msg);
 		ein = cnt_event_in_open(fd, name, NULL, &C.err);
 		if (ein == NULL)
 			die("%s", C.err.msg);
@@ -268,8 +263,7 @@ int main(int argc, char **argv)
 			out++;
 		}
 		cnt_event_in_free(ein);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 	if (in != out + rejected)
 		die("internal: records do not balance: in %" PRIu64 " != out %" PRIu64 " + rejected %" PRIu64,
@@ -299,10 +293,8 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 		oom(cnt_buf_append(&b, "]}\n", 3));
-		if (cnt_out_open(&C.stats_out, stats_path, &C.err) != 0)
-			die("--stats: %s", C.err.msg);
-		if (cnt_write_all(C.stats_out.fd, b.p, b.len) != 0)
-			die("cannot write '%s': %s", stats_path, strerror(errno));
+		if (cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+			die("%s", C.err.msg);
 		cnt_buf_release(&b);
 	}
 	if (cnt_out_commit(&C.out, &C.err) != 0 || (rej_path && cnt_out_commit(&C.rej_out, &C.err) != 0) ||
