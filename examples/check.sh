@@ -287,6 +287,87 @@ same "section 15 (the first three bucket records, --iso-time)" "$dir/head3.exp" 
 sed -n '/^== 16\./,/^$/p' "$dir/demo.out" | sed '1d;/^$/d' >"$dir/totals.act"
 same "section 16 (per-counter totals from the bucket file)" "$dir/totals.exp" "$dir/totals.act"
 
+# --- the leaderboard: cnt-project | cnt-rank ------------------------------
+# The standings of the demo's board, recomputed from the expected bucket
+# file above (itself recomputed from the events) by the rules of
+# cnt-project(1) and cnt-view(5): the board's last_30d window in the
+# tenant's zone (python's zoneinfo), buckets inside it with on-time events,
+# sums per member, ordered by value, then the earlier last event, then the
+# member_ref's bytes, numbered competition-style; the as-of is the largest
+# max_ingest_time of the counter's bucket records.
+BOARD=acme-30d-distance
+"$PY" - "$dir/buckets.exp" examples/definitions.json 2026-11-30T09:00:00Z "$BOARD" "$dir" <<'EOF'
+import json, sys
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+exp, defs_path, now_s, board, out = sys.argv[1:6]
+defs = json.load(open(defs_path, encoding="utf-8"))
+b = next(x for x in defs["leaderboards"] if x["board_id"] == board)
+# The rules this recomputation implements; a board declaring others fails here.
+assert b["window"] == "last_30d" and b.get("scope_kind", "global") == "global", b
+assert b.get("order", "desc") == "desc" and b["rank_numbering"] == "competition", b
+assert b["tie_break"] == ["earliest_achiever", "member_ref_asc"], b
+tz = ZoneInfo(next(t["timezone"] for t in defs["tenants"] if t["tenant_id"] == b["tenant_id"]))
+today = datetime.fromisoformat(now_s.replace("Z", "+00:00")).astimezone(tz).date()
+
+
+def midnight(d):
+    return round(datetime(d.year, d.month, d.day, tzinfo=tz).timestamp() * 1000)
+
+
+frm, to = midnight(today - timedelta(days=29)), midnight(today + timedelta(days=1))
+value, last, as_of = {}, {}, None
+for line in open(exp, encoding="utf-8"):
+    r = json.loads(line)
+    # [tenant, counter, version, member, start, shard, end, count, sum, ...,
+    #  last_event_time at 13, max_ingest_time at 14, ...]
+    if (r[0], r[1]) != (b["tenant_id"], b["counter_id"]):
+        continue
+    as_of = r[14] if as_of is None else max(as_of, r[14])
+    if r[4] < frm or r[6] > to or r[7] == 0:
+        continue
+    value[r[3]] = value.get(r[3], 0) + r[8]
+    last[r[3]] = max(last.get(r[3], r[13]), r[13])
+order = sorted(value, key=lambda m: (-value[m], last[m], m.encode()))
+rank = {}
+for i, m in enumerate(order):
+    p = order[i - 1] if i else None
+    rank[m] = rank[p] if p and (value[p], last[p]) == (value[m], last[m]) else i + 1
+iso = datetime.fromtimestamp(as_of / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + ".%03dZ" % (as_of % 1000)
+with open(out + "/view.exp", "w") as f:
+    print(json.dumps([frm, to, as_of, len(order), len(order)], separators=(",", ":")), file=f)
+with open(out + "/top.exp", "w") as f:
+    for m in order[:10]:
+        print(json.dumps([m, rank[m], value[m], last[m]], separators=(",", ":")), file=f)
+with open(out + "/table.exp", "w") as f:
+    print("board %s  scope global  version 1  as of %s" % (board, iso), file=f)
+    for m in order[:10]:
+        print("%d %s %d" % (rank[m], m, value[m]), file=f)
+with open(out + "/rank.exp", "w") as f:
+    m = "m-1042"
+    print(json.dumps([board, "global", 1, iso, as_of, False, False, m, True, value[m], "exact", rank[m]],
+                     separators=(",", ":")), file=f)
+EOF
+expect_line "cnt-project: $BOARD/global: version 1, 5 members, published"
+expect_line "views/$BOARD/global/current -> v000001"
+"$BIN/cnt-cat" --meta "$f/views/$BOARD/global/current/view.avro" |
+	jq -c '.metadata["cnt.view"] | fromjson | [.window.from, .window.to, .as_of, .members, .head]' >"$dir/view.act" 2>&1
+same "the view's window, as-of and size (cnt.view)" "$dir/view.exp" "$dir/view.act"
+"$BIN/cnt-rank" -D "$f/views" -b "$BOARD" --now 2026-11-30T09:00:00Z top 10 |
+	jq -c '.entries[] | [.member_ref, .rank, .value, .last_event_time]' >"$dir/top.act" 2>&1
+same "cnt-rank top 10" "$dir/top.exp" "$dir/top.act"
+"$BIN/cnt-cat" "$f/views/$BOARD/global/current/view.avro" |
+	jq -c '[.member_ref, .rank, .value, .last_event_time]' | head -n 10 >"$dir/head.act" 2>&1
+same "the view's head (view.avro)" "$dir/top.exp" "$dir/head.act"
+sed -n '/^== 22\./,/^$/p' "$dir/demo.out" | sed '1,2d;/^$/d' |
+	awk 'NR == 1 { print; next } { print $1, $2, $3 }' >"$dir/table.act"
+same "section 22 (the top 10 as a table)" "$dir/table.exp" "$dir/table.act"
+sed -n '/^== 23\./,/^$/p' "$dir/demo.out" | grep '^{' |
+	jq -c '[.board, .scope, .version, .as_of, .as_of_ms, .stale, .frozen, .member_ref, .found, .value, .kind, .rank]' \
+	>"$dir/rank.act" 2>&1
+same "section 23 (the rank of m-1042)" "$dir/rank.exp" "$dir/rank.act"
+
 if [ "$fails" -ne 0 ]; then
 	echo "examples/check.sh: $fails check(s) failed"
 	exit 1

@@ -2,7 +2,9 @@
 # The cnt demo: admit a day of example events into the log, read the log
 # back, as an operator or analyst would, then count it: cnt-dedup |
 # cnt-window | cnt-accumulate into a bucket file, whose rebuild - whole, or
-# in parts that are merged - gives the same bytes.
+# in parts that are merged - gives the same bytes; and end with a
+# leaderboard: cnt-project builds and publishes the ranked view of the
+# example board from that bucket file, cnt-rank answers from it.
 #
 #   make demo                      (builds the tools first)
 #   BUILD=build-san sh examples/demo.sh
@@ -23,7 +25,7 @@ NOW=2026-11-30T09:00:00Z
 DEFS=examples/definitions.json
 EVENTS=examples/events.jsonl
 
-for t in cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff; do
+for t in cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank; do
 	if [ ! -x "$BIN/$t" ]; then
 		echo "demo: $BIN/$t is missing: run 'make' first" >&2
 		exit 2
@@ -166,3 +168,18 @@ rc=0
 "$BIN/cnt-diff" -q --stats "$dir/diff.json" "$dir/buckets.avro" "$dir/doubled.avro" || rc=$?
 echo "cnt-diff -q buckets.avro doubled.avro: exit status $rc"
 jq -r '"\(.changed) of \(.left) records changed, \(.only_left + .only_right) keys on one side only"' "$dir/diff.json"
+
+BOARD=acme-30d-distance
+section "21. Rank: cnt-project builds the view of $BOARD (distance, last 30 days in Berlin) and publishes it"
+echo "\$ cnt-project -d $DEFS -b $BOARD -D views --now $NOW -v buckets.avro"
+rm -rf "$dir/views"   # a fresh view directory: version 1 on every run
+"$BIN/cnt-project" -d "$DEFS" -b "$BOARD" -D "$dir/views" --now "$NOW" -v "$dir/buckets.avro" 2>&1
+echo "views/$BOARD/global/current -> $(readlink "$dir/views/$BOARD/global/current")"
+
+section "22. The leaderboard: the top 10, with version and as-of (cnt-rank --table top 10)"
+echo "\$ cnt-rank -D views -b $BOARD --now $NOW --table top 10"
+"$BIN/cnt-rank" -D "$dir/views" -b "$BOARD" --now "$NOW" --table top 10
+
+section "23. One member's rank (cnt-rank rank m-1042)"
+echo "\$ cnt-rank -D views -b $BOARD --now $NOW rank m-1042"
+"$BIN/cnt-rank" -D "$dir/views" -b "$BOARD" --now "$NOW" rank m-1042
