@@ -17,6 +17,7 @@
 
 #include "bucket.h"
 #include "event.h"
+#include "jsonout.h"
 #include "outfile.h"
 #include "project.h"
 #include "timefmt.h"
@@ -76,19 +77,34 @@ static int64_t round_up_to_bucket(const cnt_tz *tz, int64_t t)
 	return b == t ? t : cnt_tz_bucket_end(tz, t);
 }
 
-/* A definitions time: an instant, or a local time in the zone. */
-static int64_t deftime_utc(const cnt_tz *tz, const cnt_deftime *d)
+/* A definitions time: an instant, or a local time in zone local; either
+ * way rounded up to a bucket boundary of the tenant's zone tz. */
+static int64_t deftime_utc(const cnt_tz *tz, const cnt_tz *local, const cnt_deftime *d)
 {
 	cnt_civil c;
 
 	if (d->has_offset)
 		return round_up_to_bucket(tz, d->ms);
 	cnt_civil_from_ms(d->civil_ms, &c);
-	return round_up_to_bucket(tz, cnt_tz_local_to_utc(tz, &c, 0));
+	return round_up_to_bucket(tz, cnt_tz_local_to_utc(local, &c, 0));
+}
+
+/* The zone a season's local times are written in: its own, else the
+ * tenant's. */
+static const cnt_tz *season_tz(cnt_tz_cache *tzc, const cnt_tz *tz, const cnt_season *s)
+{
+	const cnt_tz *z;
+
+	if (s->timezone == NULL || strcmp(s->timezone, cnt_tz_name(tz)) == 0)
+		return tz;
+	z = cnt_tz_cache_get(tzc, s->timezone, &err);
+	if (z == NULL)
+		die("season '%s': %s", s->season_id, err.msg);
+	return z;
 }
 
 static cnt_tz_window board_window(const cnt_defs *defs, const cnt_leaderboard *b, const cnt_tz *tz,
-	int64_t now, const char *season_id, const char **label)
+	cnt_tz_cache *tzc, int64_t now, const char *season_id, const char **label)
 {
 	cnt_tz_window w = {CNT_TZ_MIN_MS, CNT_TZ_MAX_MS};
 
@@ -101,8 +117,8 @@ static cnt_tz_window board_window(const cnt_defs *defs, const cnt_leaderboard *b
 	case CNT_WIN_ROLLING_24H: w = cnt_tz_rolling(tz, now, 24 * 3600 * INT64_C(1000)); break;
 	case CNT_WIN_LAST_30D: w = cnt_tz_last_days(tz, now, 30); break;
 	case CNT_WIN_RANGE:
-		w.start_ms = deftime_utc(tz, &b->range_from);
-		w.end_ms = deftime_utc(tz, &b->range_to);
+		w.start_ms = deftime_utc(tz, tz, &b->range_from);
+		w.end_ms = deftime_utc(tz, tz, &b->range_to);
 		break;
 	case CNT_WIN_SEASON: {
 		const cnt_season *found = NULL;
@@ -118,16 +134,16 @@ static cnt_tz_window board_window(const cnt_defs *defs, const cnt_leaderboard *b
 					found = s;
 				continue;
 			}
-			o = deftime_utc(tz, &s->opens_at);
-			c = deftime_utc(tz, &s->closes_at);
+			o = deftime_utc(tz, season_tz(tzc, tz, s), &s->opens_at);
+			c = deftime_utc(tz, season_tz(tzc, tz, s), &s->closes_at);
 			if (now >= o && now < c)
 				found = s;
 		}
 		if (found == NULL)
 			die(season_id ? "board '%s' has no season '%s'" : "board '%s' has no season open at --now%s; name one with --season",
 				b->board_id, season_id ? season_id : "");
-		w.start_ms = deftime_utc(tz, &found->opens_at);
-		w.end_ms = deftime_utc(tz, &found->closes_at);
+		w.start_ms = deftime_utc(tz, season_tz(tzc, tz, found), &found->opens_at);
+		w.end_ms = deftime_utc(tz, season_tz(tzc, tz, found), &found->closes_at);
 		*label = found->season_id;
 		break;
 	}
@@ -300,7 +316,7 @@ int main(int argc, char **argv)
 	tz = cnt_tz_cache_get(tzc, b->tenant->timezone, &err);
 	if (tz == NULL)
 		die("tenant '%s': %s", b->tenant_id, err.msg);
-	win = board_window(defs, b, tz, now, season, &label);
+	win = board_window(defs, b, tz, tzc, now, season, &label);
 	p = cnt_proj_new(b, win.start_ms, win.end_ms, &err);
 	if (p == NULL)
 		die("%s", err.msg);
@@ -399,8 +415,11 @@ int main(int argc, char **argv)
 		if (verbose)
 			fprintf(stderr, "cnt-project: %s/%s: version %d, %zu members, %s\n", board_id, key, version, vb.n,
 				published ? "published" : cnt_viewdir_frozen(dir) ? "not published (scope frozen)" : "not published");
-		if (cnt_buf_printf(&stats, "%s{\"scope\":\"%s\",\"version\":%d,\"members\":%zu,\"published\":%s}",
-			i ? "," : "", key, version, vb.n, published ? "true" : "false") != 0)
+		/* the key comes from the data (a region attribute): escaped */
+		if (cnt_buf_printf(&stats, "%s{\"scope\":", i ? "," : "") != 0 ||
+		    cnt_json_string(&stats, (const uint8_t *)key, strlen(key), 0) != 0 ||
+		    cnt_buf_printf(&stats, ",\"version\":%d,\"members\":%zu,\"published\":%s}",
+			version, vb.n, published ? "true" : "false") != 0)
 			die("out of memory");
 	}
 	if (cnt_buf_append(&stats, "]}\n", 3) != 0)

@@ -213,21 +213,52 @@ static void entry_json(const cnt_view *v, const directory *d, const cnt_view_ent
 	oom(cnt_buf_printf(&out, ",\"value\":%" PRId64 ",\"last_event_time\":%" PRId64 "}", e->value, e->last_event_time));
 }
 
-/* The rank band of value from the histogram: members in better bins, and
- * those sharing the value's bin. */
-static void band(const cnt_view *v, const vinfo *vi, int64_t value, uint64_t *lo, uint64_t *hi)
+/* Where value falls against the histogram, in rank direction: 0 in a bin
+ * (*bin set), -1 beyond the best end (better than every member), +1 beyond
+ * the worst end (worse than every member: only an overlaid value can lie
+ * outside the edges). */
+static int place(const cnt_view *v, const vinfo *vi, int64_t value, size_t *bin)
 {
-	size_t b = cnt_view_bin(v, value);
-	uint64_t better = 0;
+	int below = value < v->edges[0], above = value > v->edges[v->nbins];
 
-	if (vi->lb.order_asc)
-		for (size_t i = 0; i < b; i++)
-			better += v->counts[i];
-	else
-		for (size_t i = b + 1; i < v->nbins; i++)
-			better += v->counts[i];
+	*bin = cnt_view_bin(v, value);
+	if (!below && !above)
+		return 0;
+	return below == vi->lb.order_asc ? -1 : 1;
+}
+
+/* The rank band of value from the histogram: members in better bins, and
+ * those sharing the value's bin.  self is the member's position in the view
+ * (-1: not in it); its own entry, which may hold an older value, is not
+ * counted as someone else. */
+static void band(const cnt_view *v, const vinfo *vi, int64_t value, int64_t self, uint64_t *lo, uint64_t *hi)
+{
+	size_t b, ob;
+	int where = place(v, vi, value, &b);
+	uint64_t better = 0, same = 0;
+
+	if (where > 0) {
+		better = v->n;
+	} else if (where == 0) {
+		if (vi->lb.order_asc)
+			for (size_t i = 0; i < b; i++)
+				better += v->counts[i];
+		else
+			for (size_t i = b + 1; i < v->nbins; i++)
+				better += v->counts[i];
+		same = v->counts[b];
+	}
+	if (self >= 0) {
+		int owhere = place(v, vi, v->entries[self].value, &ob);
+
+		/* the old value is inside the edges (the view was built with it) */
+		if (owhere == 0 && where == 0 && ob == b && same > 0)
+			same--;
+		else if (owhere == 0 && (where > 0 || (where == 0 && (vi->lb.order_asc ? ob < b : ob > b))) && better > 0)
+			better--;
+	}
 	*lo = better + 1;
-	*hi = better + (v->counts[b] ? v->counts[b] : 1);
+	*hi = better + same + 1;
 }
 
 /* The rank a (possibly overlaid) entry would have, against the head:
@@ -475,11 +506,12 @@ int main(int argc, char **argv)
 			if (r > 0) {
 				oom(cnt_buf_printf(&out, ",\"kind\":\"exact\",\"rank\":%" PRId64, r));
 			} else {
-				band(&v, &vi, me.value, &lo, &hi);
+				band(&v, &vi, me.value, pos, &lo, &hi);
 				oom(cnt_buf_printf(&out, ",\"kind\":\"band\",\"rank_band\":[%" PRIu64 ",%" PRIu64
 					"],\"top_percent_band\":[%.3f,%.3f]", lo, hi,
-					100.0 * (double)(lo - 1) / (double)(v.n ? v.n : 1),
-					100.0 * (double)hi / (double)(v.n ? v.n : 1)));
+					/* a member new to the view (overlay) is one more */
+					100.0 * (double)(lo - 1) / (double)(v.n + (pos < 0)),
+					100.0 * (double)hi / (double)(v.n + (pos < 0))));
 			}
 		}
 		if (strcmp(cmd, "around") == 0) {

@@ -24,6 +24,7 @@ typedef struct pmember {
 
 typedef struct pscope {
 	char *key;
+	cnt_buf pool;         /* the scope's member names, in rank order */
 	size_t n;             /* members */
 	cnt_view_entry *entries;
 	int64_t *edges;
@@ -84,6 +85,7 @@ void cnt_proj_free(cnt_proj *p)
 		free(p->scopes[i].entries);
 		free(p->scopes[i].edges);
 		free(p->scopes[i].counts);
+		cnt_buf_release(&p->scopes[i].pool);
 	}
 	free(p->scopes);
 	free(p->m);
@@ -554,6 +556,16 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 		sc->entries = sorted;
 		free(keys);
 		keys = NULL;
+		/* The scope's own names, in rank order: the view's bytes then
+		 * depend on the ranking alone, not on the order in which
+		 * members were first seen (input order, other scopes). */
+		for (size_t i = 0; i < sc->n; i++) {
+			uint64_t off = sc->pool.len;
+
+			if (cnt_buf_append(&sc->pool, p->pool.p + sorted[i].name_off, sorted[i].name_len) != 0)
+				goto oom;
+			sorted[i].name_off = off;
+		}
 		if (histogram(b, sc) != 0)
 			goto oom;
 	}
@@ -584,8 +596,8 @@ int cnt_proj_view(cnt_proj *p, size_t i, cnt_view_build *out, cnt_err *err)
 	out->n = s->n;
 	out->head = p->b->materialised_cap > 0 && (size_t)p->b->materialised_cap < s->n ? (size_t)p->b->materialised_cap : s->n;
 	out->entries = s->entries;
-	out->pool = (const char *)p->pool.p;
-	out->pool_len = p->pool.len;
+	out->pool = (const char *)s->pool.p;
+	out->pool_len = s->pool.len;
 	out->nbins = s->nbins;
 	out->edges = s->edges;
 	out->counts = s->counts;
