@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -195,6 +196,16 @@ static int scope_op(const char *views, const char *board, const char *scope, int
 	} else if (cnt_viewdir_scopes(views, board, &dirs, &n, &err) != 0) {
 		die("%s", err.msg);
 	}
+	/* Every scope must have the version before any is switched, so a
+	 * failed rollback leaves the board as it was. */
+	for (size_t i = 0; publish > 0 && i < (scope ? 1 : n); i++) {
+		char check[4300];
+		struct stat sb;
+
+		snprintf(check, sizeof(check), "%s/v%06d/index.bin", scope ? one : dirs[i], publish);
+		if (stat(check, &sb) != 0)
+			die("no scope was switched: '%s' has no version %d to publish", scope ? one : dirs[i], publish);
+	}
 	for (size_t i = 0; i < (scope ? 1 : n); i++) {
 		const char *dir = scope ? one : dirs[i];
 
@@ -236,6 +247,7 @@ int main(int argc, char **argv)
 	int64_t now = 0;
 	cnt_defs *defs;
 	const cnt_leaderboard *b;
+	cnt_counter_type ctype;
 	const cnt_tz *tz;
 	cnt_tz_cache *tzc;
 	cnt_tz_window win;
@@ -306,6 +318,14 @@ int main(int argc, char **argv)
 	b = cnt_defs_board(defs, board_id, strlen(board_id));
 	if (b == NULL)
 		die("board '%s' is not declared in '%s'", board_id, defs_path);
+	if (b->scope_kind == CNT_SCOPE_GLOBAL && (scopes || scopes_from))
+		die("board '%s' is global: --scopes and --scopes-from are for region and cohort boards", board_id);
+	{
+		const cnt_counter_version *cv = b->counter_version ?
+			cnt_counter_version_get(b->counter, b->counter_version) : cnt_counter_version_latest(b->counter);
+
+		ctype = cv ? cv->type : CNT_CTYPE_EXACT;
+	}
 	if (b->scope_kind != CNT_SCOPE_GLOBAL && scopes == NULL && scopes_from == NULL)
 		die("board '%s' is scoped by %s: give --scopes FILE%s", board_id,
 			b->scope_kind == CNT_SCOPE_REGION ? "region" : "cohort",
@@ -381,16 +401,18 @@ int main(int argc, char **argv)
 		for (size_t t = 0; t < b->ntie_break; t++)
 			json_array_append_new(tb, json_string(b->tie_break[t] == CNT_TIE_EARLIEST_ACHIEVER ? "earliest_achiever" :
 				b->tie_break[t] == CNT_TIE_LATEST_ACHIEVER ? "latest_achiever" : "member_ref_asc"));
-		j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:i, s:{s:s, s:s, s:I, s:I, s:s}, s:I, s:{s:I}, s:I,"
+		j = json_pack("{s:s, s:s, s:s, s:o, s:s, s:s, s:s, s:i, s:{s:s, s:s, s:I, s:I, s:s}, s:o, s:{s:o}, s:I,"
 			" s:s, s:o, s:s, s:I, s:I, s:{s:s, s:i}, s:I, s:I}",
 			"board", board_id, "tenant_id", b->tenant_id, "counter_id", b->counter_id,
 			"counter_version", b->counter_version ? json_integer(b->counter_version) : json_null(),
+			"counter_type", cnt_defs_ctype_name(ctype),
 			"scope_kind", b->scope_kind == CNT_SCOPE_GLOBAL ? "global" : b->scope_kind == CNT_SCOPE_REGION ? "region" : "cohort",
 			"scope", key, "version", version,
 			"window", "kind", cnt_defs_window_name(b->window), "label", label,
 			"from", (json_int_t)win.start_ms, "to", (json_int_t)win.end_ms, "timezone", b->tenant->timezone,
-			"as_of", (json_int_t)st->as_of,
-			"log_position", "max_ingest_time", (json_int_t)st->as_of,
+			/* No record of the counter at all: the view covers no log. */
+			"as_of", st->as_of == INT64_MIN ? json_null() : json_integer(st->as_of),
+			"log_position", "max_ingest_time", st->as_of == INT64_MIN ? json_null() : json_integer(st->as_of),
 			"built_at", (json_int_t)now,
 			"order", b->order_asc ? "asc" : "desc", "tie_break", tb,
 			"rank_numbering", b->rank_numbering == CNT_RANK_COMPETITION ? "competition" :

@@ -15,7 +15,9 @@
 
 #include <jansson.h>
 
+#include "cli.h"
 #include "event.h"
+#include "fpset.h"
 #include "jsonout.h"
 #include "project.h"
 #include "timefmt.h"
@@ -76,8 +78,10 @@ typedef struct vinfo {
 	json_t *desc;
 	const char *board, *scope, *tenant, *counter;
 	int counter_version;       /* 0: every version */
+	cnt_counter_type type;
 	int version;
 	int64_t as_of, from, to, freshness_s;
+	int has_as_of;             /* 0: the view covers no log at all */
 	cnt_leaderboard lb;        /* order, tie-break, numbering for comparisons */
 } vinfo;
 
@@ -96,7 +100,13 @@ static void read_desc(const cnt_view *v, vinfo *vi)
 	vi->counter = json_string_value(json_object_get(vi->desc, "counter_id"));
 	vi->counter_version = (int)json_integer_value(json_object_get(vi->desc, "counter_version"));
 	vi->version = (int)json_integer_value(json_object_get(vi->desc, "version"));
-	vi->as_of = json_integer_value(json_object_get(vi->desc, "as_of"));
+	x = json_object_get(vi->desc, "counter_type");
+	vi->type = !json_is_string(x) ? CNT_CTYPE_EXACT : strcmp(json_string_value(x), "unique") == 0 ? CNT_CTYPE_UNIQUE :
+		strcmp(json_string_value(x), "min") == 0 ? CNT_CTYPE_MIN : strcmp(json_string_value(x), "max") == 0 ? CNT_CTYPE_MAX :
+		CNT_CTYPE_EXACT;
+	x = json_object_get(vi->desc, "as_of");
+	vi->has_as_of = json_is_integer(x);
+	vi->as_of = vi->has_as_of ? json_integer_value(x) : INT64_MIN;
 	vi->freshness_s = json_integer_value(json_object_get(vi->desc, "freshness_budget_s"));
 	x = json_object_get(vi->desc, "window");
 	vi->from = json_integer_value(json_object_get(x, "from"));
@@ -186,16 +196,20 @@ static const dir_entry *dir_find(const directory *d, const char *m, size_t n)
 
 static void head_json(const vinfo *vi, int64_t now, int frozen)
 {
-	int stale = vi->freshness_s > 0 && now > vi->as_of + vi->freshness_s * 1000;
+	int stale = !vi->has_as_of || (vi->freshness_s > 0 && now > vi->as_of + vi->freshness_s * 1000);
 	char t[40];
 
 	oom(cnt_buf_append(&out, "{\"board\":", 9));
 	oom(cnt_json_string(&out, (const uint8_t *)vi->board, strlen(vi->board), 0));
 	oom(cnt_buf_append(&out, ",\"scope\":", 9));
 	oom(cnt_json_string(&out, (const uint8_t *)vi->scope, strlen(vi->scope), 0));
-	cnt_time_format_rfc3339(vi->as_of, t);
-	oom(cnt_buf_printf(&out, ",\"version\":%d,\"as_of\":\"%s\",\"as_of_ms\":%" PRId64 ",\"stale\":%s,\"frozen\":%s",
-		vi->version, t, vi->as_of, stale ? "true" : "false", frozen ? "true" : "false"));
+	if (vi->has_as_of) {
+		cnt_time_format_rfc3339(vi->as_of, t);
+		oom(cnt_buf_printf(&out, ",\"version\":%d,\"as_of\":\"%s\",\"as_of_ms\":%" PRId64, vi->version, t, vi->as_of));
+	} else {
+		oom(cnt_buf_printf(&out, ",\"version\":%d,\"as_of\":null,\"as_of_ms\":null", vi->version));
+	}
+	oom(cnt_buf_printf(&out, ",\"stale\":%s,\"frozen\":%s", stale ? "true" : "false", frozen ? "true" : "false"));
 }
 
 static void entry_json(const cnt_view *v, const directory *d, const cnt_view_entry *e, int exact_rank)
@@ -263,10 +277,9 @@ static void band(const cnt_view *v, const vinfo *vi, int64_t value, int64_t self
 
 /* The rank a (possibly overlaid) entry would have, against the head:
  * -1 when it falls beyond the head. */
-static int64_t rank_in_head(const cnt_view *v, const vinfo *vi, const cnt_view_entry *me, int64_t self)
+static int64_t rank_in_head(const cnt_view *v, const vinfo *vi, const cnt_view_entry *me, const char *mn, int64_t self)
 {
 	uint64_t above = 0, lo = 0, hi = v->head;
-	const char *mn = v->pool + me->name_off;
 
 	/* Binary search: the first head position that ranks below me. */
 	while (lo < hi) {
@@ -303,24 +316,35 @@ static int64_t rank_in_head(const cnt_view *v, const vinfo *vi, const cnt_view_e
 }
 
 /* Adds the member's events the view has not absorbed (ingest_time after
- * its log position, inside its window, each event_id once). */
+ * its log position, inside its window, each event_id once) as the
+ * counter's type adds them: sums for exact counters, the smaller or larger
+ * value for min and max ones.  A unique counter's distinct items cannot be
+ * added without the view's sketches: the overlay then says unsupported
+ * and leaves the value alone. */
 static int overlay(const char *path, const vinfo *vi, const char *member, cnt_view_entry *me,
-	uint64_t *events, int64_t *delta)
+	int have, uint64_t *events, int64_t *delta)
 {
-	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	int fd = cnt_cli_open_in(path, &err);
 	cnt_event_in *in;
 	cnt_event e;
-	char **seen = NULL;
-	size_t nseen = 0, cap = 0, mn = strlen(member);
+	cnt_fpset seen;
+	size_t mn = strlen(member);
 	int rc;
 
 	if (fd < 0)
-		die("cannot open the overlay '%s': %s", path, strerror(errno));
+		die("overlay: %s", err.msg);
+	if (vi->type == CNT_CTYPE_UNIQUE) {
+		cnt_cli_close_in(fd);
+		return -1;
+	}
 	in = cnt_event_in_open(fd, path, NULL, &err);
 	if (in == NULL)
 		die("%s", err.msg);
+	if (cnt_fpset_init(&seen, 1024) != 0)
+		die("out of memory");
 	while ((rc = cnt_event_in_next(in, &e, &err)) != 0) {
-		int dup = 0;
+		const void *part = e.event_id.p;
+		int added;
 
 		if (rc < 0)
 			die("%s", err.msg);
@@ -330,31 +354,33 @@ static int overlay(const char *path, const vinfo *vi, const char *member, cnt_vi
 		    e.counter_id.n != strlen(vi->counter) || memcmp(e.counter_id.p, vi->counter, e.counter_id.n) != 0 ||
 		    (vi->counter_version && e.counter_version != vi->counter_version) || e.retracts.p)
 			continue;
-		for (size_t i = 0; i < nseen && !dup; i++)
-			dup = strlen(seen[i]) == e.event_id.n && memcmp(seen[i], e.event_id.p, e.event_id.n) == 0;
-		if (dup)
-			continue;
-		if (nseen == cap) {
-			char **v = realloc(seen, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (v == NULL)
-				die("out of memory");
-			seen = v;
-		}
-		if ((seen[nseen++] = strndup(e.event_id.p, e.event_id.n)) == NULL)
+		added = cnt_fpset_add(&seen, cnt_fp_of(1, &part, &e.event_id.n), 0, NULL);
+		if (added < 0)
 			die("out of memory");
-		me->value += e.delta;
+		if (added == 0)
+			continue;   /* a redelivered copy */
+		switch (vi->type) {
+		case CNT_CTYPE_MIN:
+			if (!have || e.delta < me->value)
+				me->value = e.delta;
+			break;
+		case CNT_CTYPE_MAX:
+			if (!have || e.delta > me->value)
+				me->value = e.delta;
+			break;
+		default:
+			me->value += e.delta;
+			break;
+		}
+		have = 1;
 		*delta += e.delta;
 		if (e.event_time > me->last_event_time)
 			me->last_event_time = e.event_time;
 		(*events)++;
 	}
-	for (size_t i = 0; i < nseen; i++)
-		free(seen[i]);
-	free(seen);
+	cnt_fpset_release(&seen);
 	cnt_event_in_free(in);
-	if (fd != STDIN_FILENO)
-		close(fd);
+	cnt_cli_close_in(fd);
 	return 0;
 }
 
@@ -480,10 +506,10 @@ int main(int argc, char **argv)
 			me.last_event_time = INT64_MIN;
 		}
 		if (overlay_path) {
-			/* The asking member's own name, for comparisons. */
-			me.name_off = pos >= 0 ? me.name_off : 0;
-			overlay(overlay_path, &vi, m, &me, &oevents, &odelta);
-			oom(cnt_buf_printf(&out, ",\"overlay\":{\"events\":%" PRIu64 ",\"delta\":%" PRId64 "}", oevents, odelta));
+			if (overlay(overlay_path, &vi, m, &me, pos >= 0, &oevents, &odelta) != 0)
+				oom(cnt_buf_append(&out, ",\"overlay\":{\"supported\":false}", 30));
+			else
+				oom(cnt_buf_printf(&out, ",\"overlay\":{\"events\":%" PRIu64 ",\"delta\":%" PRId64 "}", oevents, odelta));
 			if (pos < 0 && oevents == 0) {
 				oom(cnt_buf_append(&out, ",\"found\":false", 14));
 				goto done;
@@ -497,12 +523,10 @@ int main(int argc, char **argv)
 			uint64_t lo, hi;
 			cnt_view_entry probe = me;
 
-			if (pos < 0) {
-				/* Not in the view: compare by value and time only. */
-				probe.name_len = 0;
-			}
+			/* Compared under the member's own name, in the view or not. */
+			probe.name_len = (uint32_t)strlen(m);
 			r = (oevents == 0 && pos >= 0) ? ((uint64_t)pos < v.head ? (int64_t)me.rank : -1) :
-				rank_in_head(&v, &vi, &probe, pos);
+				rank_in_head(&v, &vi, &probe, m, pos);
 			if (r > 0) {
 				oom(cnt_buf_printf(&out, ",\"kind\":\"exact\",\"rank\":%" PRId64, r));
 			} else {
@@ -572,7 +596,7 @@ done:
 		if (j == NULL)
 			die("internal: %s", je.text);
 		printf("board %s  scope %s  version %lld  as of %s%s%s\n", vi.board, vi.scope,
-			(long long)vi.version, json_string_value(json_object_get(j, "as_of")),
+			(long long)vi.version, vi.has_as_of ? json_string_value(json_object_get(j, "as_of")) : "(no data)",
 			json_is_true(json_object_get(j, "stale")) ? "  STALE" : "",
 			json_is_true(json_object_get(j, "frozen")) ? "  FROZEN" : "");
 		a = json_object_get(j, "entries");
@@ -591,6 +615,9 @@ done:
 				printf("%s: value %lld, rank %lld\n", json_string_value(json_object_get(j, "member_ref")),
 					(long long)json_integer_value(json_object_get(j, "value")),
 					(long long)json_integer_value(json_object_get(j, "rank")));
+		} else if (json_is_integer(json_object_get(j, "value"))) {
+			printf("%s: value %lld\n", json_string_value(json_object_get(j, "member_ref")),
+				(long long)json_integer_value(json_object_get(j, "value")));
 		} else if (json_is_false(json_object_get(j, "found"))) {
 			printf("%s: not in this view\n", json_string_value(json_object_get(j, "member_ref")));
 		}

@@ -435,6 +435,9 @@ int cnt_viewdir_freeze(const char *scope_dir, int on, cnt_err *err)
 
 	snprintf(m, sizeof(m), "%s/frozen", scope_dir);
 	if (on) {
+		/* A scope can be frozen before its first view is built. */
+		if (mkdirs(scope_dir, err) != 0)
+			return -1;
 		int fd = open(m, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 
 		if (fd < 0)

@@ -384,3 +384,27 @@ EOF
 	[ "$(ls v/region)" = 'a%22b%2F..%2Fc' ]
 	cnt-rank -D v -b region -s 'a"b/../c' rank q | one '.scope == "a\"b/../c" and .rank == 1'
 }
+
+@test "--scopes and --scopes-from are refused on a global board" {
+	run -2 cnt-project -d "$DEFS" -b cap3 -D v --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/cap.avro"
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $output == "cnt-project: board 'cap3' is global: --scopes and --scopes-from are for region and cohort boards" ]]
+	[ ! -e v ]
+}
+
+@test "a scope can be frozen before its first view; publishing all scopes checks every scope first" {
+	run -0 cnt-project -D v -b cap3 -s global --freeze
+	[ -f v/cap3/global/frozen ]
+	cnt-project -d "$DEFS" -b cap3 -D v --now "$INGEST_NOW" "$F/cap.avro"
+	[ -d v/cap3/global/v000001 ]
+	[ ! -e v/cap3/global/current ]
+	# two scopes; only one has version 2: a board-wide --publish 2 switches none
+	cnt-project -d "$DEFS" -b cohort -D v --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/geo.avro"
+	scopes=$(ls v/cohort)
+	first=$(echo "$scopes" | head -n 1)
+	cnt-project -d "$DEFS" -b cohort -D v --now "$INGEST_NOW" --no-publish --scopes "$VDATA/cohorts.csv" "$F/geo.avro"
+	rm -r "v/cohort/$first/v000002"
+	run -2 cnt-project -D v -b cohort --publish 2
+	[[ $output == "cnt-project: no scope was switched: "*"has no version 2 to publish" ]]
+	for s in $scopes; do [ "$(readlink "v/cohort/$s/current")" = v000001 ]; done
+}

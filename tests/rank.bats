@@ -250,3 +250,33 @@ rank() {
 	run -2 cnt-rank -D W -b cap3 top
 	[ "$output" = "cnt-rank: 'W/cap3/global/current' points at 'elsewhere', which is not a view version" ]
 }
+
+@test "overlay by counter type: max keeps the larger, min the smaller, unique is unsupported" {
+	buckets "$VDATA/types.jsonl" types.avro
+	events "$VDATA/types-later.jsonl" types-later.avro 2026-03-01T13:00:00Z
+	for b in ov_best ov_fastest ov_uniq; do
+		cnt-project -d "$DEFS" -b $b -D T --now "$INGEST_NOW" types.avro
+	done
+	# max: 9 in the view; the log adds 12 and 3 -> 12 (not 9 + 15)
+	cnt-rank -D T -b ov_best --now "$NOW" --overlay types-later.avro value q1 |
+		one '.value == 12 and .overlay.events == 2'
+	cnt-rank -D T -b ov_best --now "$NOW" --overlay types-later.avro rank q1 | one '.kind == "exact" and .rank == 1'
+	# min: 5 in the view; the log adds 2 and 8 -> 2
+	cnt-rank -D T -b ov_fastest --now "$NOW" --overlay types-later.avro value q1 |
+		one '.value == 2 and .overlay.events == 2'
+	# unique: two items in the view; a third cannot be added without the sketch
+	cnt-rank -D T -b ov_uniq --now "$NOW" --overlay types-later.avro value q1 |
+		one '.value == 2 and .overlay.supported == false'
+}
+
+@test "--table value prints the member's value" {
+	run -0 rank -b cap3 --table value p5
+	[ "${lines[1]}" = "p5: value 70" ]
+}
+
+@test "a view of a counter with no bucket records has a null as-of and is always stale" {
+	# cap.avro holds nothing of counter utc/geo
+	cnt-project -d "$DEFS" -b cohort -D E --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/cap.avro"
+	run -0 cnt-rank -D E -b cohort -s "$(ls E/cohort | head -n 1)" --now "$NOW" top 1
+	echo "$output" | one '.as_of == null and .as_of_ms == null and .stale == true'
+}
