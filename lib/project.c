@@ -40,6 +40,7 @@ struct cnt_proj {
 	size_t nm, cm;
 	uint32_t *slots;
 	size_t mask;
+	int hashed;           /* 0: members appended in strictly ascending name order, no table yet */
 	pscope *scopes;
 	size_t ns, cs;
 	cnt_proj_stats st;
@@ -94,11 +95,14 @@ void cnt_proj_free(cnt_proj *p)
 	free(p);
 }
 
-static int grow(cnt_proj *p)
+/* Rebuilds the table with at least cap slots, for every member so far. */
+static int rebuild(cnt_proj *p, size_t cap)
 {
-	size_t cap = (p->mask + 1) * 2;
-	uint32_t *s = calloc(cap, sizeof(uint32_t));
+	uint32_t *s;
 
+	while (cap < 2 * (p->nm + 1))
+		cap *= 2;
+	s = calloc(cap, sizeof(uint32_t));
 	if (s == NULL)
 		return -1;
 	for (size_t i = 0; i < p->nm; i++) {
@@ -114,13 +118,44 @@ static int grow(cnt_proj *p)
 	return 0;
 }
 
+static int grow(cnt_proj *p)
+{
+	return rebuild(p, (p->mask + 1) * 2);
+}
+
+static int name_cmp(const cnt_proj *p, const pmember *m, const char *name, size_t n)
+{
+	size_t k = m->name_len < n ? m->name_len : n;
+	int d = k ? memcmp(p->pool.p + m->name_off, name, k) : 0;
+
+	if (d)
+		return d;
+	return m->name_len < n ? -1 : m->name_len > n;
+}
+
 static pmember *member(cnt_proj *p, const char *name, size_t n)
 {
 	uint64_t h = XXH3_64bits(name, n);
-	size_t k;
+	size_t k = 0;
 	pmember *m;
 
-	for (k = h & p->mask; p->slots[k]; k = (k + 1) & p->mask) {
+	/* Bucket files are sorted by member within a counter version: while
+	 * the names only ascend, a larger name is certainly new and the same
+	 * name is the last member, so no table is needed.  The first name out
+	 * of order (another version, another file, scopes given first) builds
+	 * the table, and lookups go through it from then on. */
+	if (!p->hashed) {
+		int d = p->nm ? name_cmp(p, &p->m[p->nm - 1], name, n) : -1;
+
+		if (d == 0)
+			return &p->m[p->nm - 1];
+		if (d > 0) {
+			if (rebuild(p, p->mask + 1) != 0)
+				return NULL;
+			p->hashed = 1;
+		}
+	}
+	for (k = h & p->mask; p->hashed && p->slots[k]; k = (k + 1) & p->mask) {
 		m = &p->m[p->slots[k] - 1];
 		if (m->hash == h && m->name_len == n && memcmp(p->pool.p + m->name_off, name, n) == 0)
 			return m;
@@ -141,9 +176,12 @@ static pmember *member(cnt_proj *p, const char *name, size_t n)
 	m->name_len = (uint32_t)n;
 	if (cnt_buf_append(&p->pool, name, n) != 0)
 		return NULL;
-	p->slots[k] = (uint32_t)++p->nm;
-	if (p->nm * 2 > p->mask + 1 && grow(p) != 0)
-		return NULL;
+	++p->nm;
+	if (p->hashed) {
+		p->slots[k] = (uint32_t)p->nm;
+		if (p->nm * 2 > p->mask + 1 && grow(p) != 0)
+			return NULL;
+	}
 	return &p->m[p->nm - 1];
 }
 
