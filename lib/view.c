@@ -346,7 +346,10 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		goto fail;
 	cnt_writer_free(w);
 	w = NULL;
-	if (fsync(fd) != 0 || close(fd) != 0) {
+	/* No fsync: a view is a projection, rebuilt from the log at will; what
+	 * matters is that readers never see a half-written one, which the
+	 * rename of the complete directory guarantees. */
+	if (close(fd) != 0) {
 		fd = -1;
 		cnt_err_set(err, "cannot write '%s': %s", file, strerror(errno));
 		goto fail;
@@ -359,7 +362,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 	}
 	if (cnt_view_write_index(fd, b, err) != 0)
 		goto fail;
-	if (fsync(fd) != 0 || close(fd) != 0) {
+	if (close(fd) != 0) {
 		fd = -1;
 		cnt_err_set(err, "cannot write '%s': %s", file, strerror(errno));
 		goto fail;
