@@ -56,5 +56,5 @@ if [ -z "${BATS_FILTER:-}" ] && [ -f examples/check.sh ]; then
 	if sh examples/check.sh >"$log" 2>&1; then pass=$((pass + 1)); else cat "$log"; note_fail "examples"; fi
 fi
 
-echo "check ($BUILD): $pass passed, $fail failed"
+echo "$BUILD: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
