@@ -236,13 +236,25 @@ static void jbatch_flush(jbatch *b)
 
 #define LINE_MAX_BYTES (1u << 20)
 
+/* A line over LINE_MAX_BYTES is one malformed record, whether or not it
+ * fits the read buffer; its first 256 bytes go to the reject stream. */
+static void reject_overlong(uint64_t line, const char *text)
+{
+	char msg[64];
+
+	jbatch_flush(&jb);   /* earlier lines first, in order */
+	C.inputs[C.cur].records++;
+	cnt_admit_count_reject(C.adm, CNT_REJ_MALFORMED);
+	snprintf(msg, sizeof(msg), "line longer than %u bytes", LINE_MAX_BYTES);
+	report_reject(line, CNT_REJ_MALFORMED, NULL, msg, NULL, text, 256);
+}
+
 static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pren)
 {
 	size_t cap = 4u << 20, len = 0, start;
 	char *buf = malloc(cap);
 	uint64_t line = 0;
 	int eof = 0, skipping = 0;
-	cnt_raw_problem pb;
 
 	if (buf == NULL)
 		die("out of memory");
@@ -277,12 +289,7 @@ static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pre
 			if (nl == NULL && !eof) {
 				if (len - start > LINE_MAX_BYTES && !skipping) {
 					/* An overlong line: reject it, skip to its end. */
-					jbatch_flush(&jb);
-					line++;
-					C.inputs[C.cur].records++;
-					cnt_admit_count_reject(C.adm, CNT_REJ_MALFORMED);
-					snprintf(pb.msg, sizeof(pb.msg), "line longer than %u bytes", LINE_MAX_BYTES);
-					report_reject(line, CNT_REJ_MALFORMED, NULL, pb.msg, NULL, buf + start, 256);
+					reject_overlong(++line, buf + start);
 					skipping = 1;
 				}
 				if (skipping)
@@ -301,6 +308,8 @@ static void ingest_json(int fd, const char *name, const uint8_t *pre, size_t pre
 					k++;
 				if (k == n) {
 					C.blank_lines++;   /* not a record */
+				} else if (n > LINE_MAX_BYTES) {
+					reject_overlong(line, l);
 				} else {
 					int i = jb.n++;
 

@@ -842,3 +842,18 @@ fatal_case() {
 	grep -q "^cnt-ingest: '$FIX/raw.avro' record 1: rejected (" "$d/err"
 	[ "$(wc -l <"$d/err")" -eq 20 ]
 }
+
+@test "a line longer than 1 MiB is one malformed record, whether or not it fits the read buffer" {
+	local d=$BATS_TEST_TMPDIR
+	# 2 MB (inside the 4 MiB read buffer) and 6 MB (longer than it)
+	{ ev '.idempotency_key = "l1"'
+	  /usr/bin/python3 -c 'print("{\"idempotency_key\":\"" + "x" * 6000000 + "\"}")'
+	  ev '.idempotency_key = "l2"'
+	  /usr/bin/python3 -c 'print("{\"idempotency_key\":\"" + "y" * 2000000 + "\"}")'
+	  ev '.idempotency_key = "l3"'; } >"$d/in.jsonl"
+	run -0 cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" --stats "$d/st" "$d/in.jsonl"
+	[ "$(keys_of "$d/out.avro")" = l1,l2,l3 ]
+	jq -s -e 'map([.line, .reason, .message]) == [[2, "malformed", "line longer than 1048576 bytes"],
+		[4, "malformed", "line longer than 1048576 bytes"]] and map(.raw | length) == [256, 256]' "$d/rej"
+	jq -e '.in == 5 and .out == 3 and .rejected == 2' "$d/st"
+}
