@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
 
 #include "binary.h"
 #include "typedin.h"
@@ -69,21 +68,11 @@ int cnt_event_encode(const cnt_event *e, cnt_buf *b)
 cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
 	int level, cnt_err *err)
 {
-	json_error_t je;
-	json_t *j = json_loads(cnt_schema_counting_event, 0, &je);
-	char *compact;
+	char *compact = cnt_schema_compact(cnt_schema_counting_event, err);
 	cnt_writer *w;
 
-	if (j == NULL) {
-		cnt_err_set(err, "internal: built-in schema: %s", je.text);
+	if (compact == NULL)
 		return NULL;
-	}
-	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	json_decref(j);
-	if (compact == NULL) {
-		cnt_err_set(err, "out of memory");
-		return NULL;
-	}
 	w = cnt_writer_new(fd, name, compact, codec, level, 0, err);
 	free(compact);
 	return w;

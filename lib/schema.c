@@ -692,3 +692,20 @@ size_t cnt_schema_min_size(const cnt_schema *s)
 	m->min_state = 2;
 	return v;
 }
+
+char *cnt_schema_compact(const char *json, cnt_err *err)
+{
+	json_error_t je;
+	json_t *j = json_loads(json, 0, &je);
+	char *compact;
+
+	if (j == NULL) {
+		cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
+		return NULL;
+	}
+	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (compact == NULL)
+		cnt_err_set(err, "out of memory");
+	return compact;
+}

@@ -83,6 +83,11 @@ void cnt_avro_schema_free(cnt_avro_schema *s);
  * encode data identically.  Returns 0, or -1 when out of memory. */
 int cnt_schema_canonical(const cnt_schema *s, cnt_buf *out);
 
+/* Returns the JSON text json (NUL-terminated) rewritten compactly, keys in
+ * their order: what our writers put in avro.schema.  The caller frees it.
+ * NULL with err set when it is not JSON or memory runs out. */
+char *cnt_schema_compact(const char *json, cnt_err *err);
+
 /* Returns the type's name as the specification spells it ("long",
  * "record", ...). */
 const char *cnt_type_name(cnt_type t);
