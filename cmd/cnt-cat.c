@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "container.h"
 #include "event.h"
 #include "jsonout.h"
@@ -302,14 +303,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cnt-cat: '-': %llu records\n", n);
 	}
 	for (int i = optind; i < argc && (o.head < 0 || total < (unsigned long long)o.head); i++) {
-		int fd = strcmp(argv[i], "-") == 0 ? STDIN_FILENO : open(argv[i], O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(argv[i], &err);
 		unsigned long long n;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", argv[i], strerror(errno));
+			die("%s", err.msg);
 		n = cat_one(&o, fd, argv[i], reader, &total, &header_done);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 		if (o.verbose)
 			fprintf(stderr, "cnt-cat: '%s': %llu records\n", argv[i], n);
 	}

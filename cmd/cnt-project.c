@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "bucket.h"
+#include "cli.h"
 #include "event.h"
 #include "jsonout.h"
 #include "outfile.h"
@@ -343,13 +344,13 @@ int main(int argc, char **argv)
 	if (scopes)
 		load_scopes(p, scopes);
 	if (scopes_from) {
-		int fd = strcmp(scopes_from, "-") == 0 ? STDIN_FILENO : open(scopes_from, O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(scopes_from, &err);
 		cnt_event_in *in;
 		cnt_event e;
 		int rc;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", scopes_from, strerror(errno));
+			die("%s", err.msg);
 		in = cnt_event_in_open(fd, scopes_from, NULL, &err);
 		if (in == NULL)
 			die("%s", err.msg);
@@ -357,25 +358,23 @@ int main(int argc, char **argv)
 			if (rc < 0 || cnt_proj_scope_from_event(p, &e) != 0)
 				die("%s", rc < 0 ? err.msg : "out of memory");
 		cnt_event_in_free(in);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 	for (int i = optind; i < argc; i++) {
-		int fd = strcmp(argv[i], "-") == 0 ? STDIN_FILENO : open(argv[i], O_RDONLY | O_CLOEXEC);
+		int fd = cnt_cli_open_in(argv[i], &err);
 		cnt_bucket_in in;
 		cnt_bucket bk;
 		int rc;
 
 		if (fd < 0)
-			die("cannot open '%s': %s", argv[i], strerror(errno));
+			die("%s", err.msg);
 		if (cnt_bucket_in_open(&in, fd, argv[i], NULL, &err) != 0)
 			die("%s", err.msg);
 		while ((rc = cnt_bucket_in_next(&in, &bk, &err)) != 0)
 			if (rc < 0 || cnt_proj_add_bucket(p, &bk, &err) != 0)
 				die("%s", err.msg);
 		cnt_bucket_in_release(&in);
-		if (fd != STDIN_FILENO)
-			close(fd);
+		cnt_cli_close_in(fd);
 	}
 	if (cnt_proj_finish(p, &err) != 0)
 		die("%s", err.msg);
