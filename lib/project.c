@@ -9,18 +9,18 @@
 
 #include <xxhash.h>
 
+/* 64 bytes: ten million of them are the bulk of a big build. */
 typedef struct pmember {
-	uint64_t hash;
+	cnt_i128 sum;
+	int64_t min, max;
+	int64_t last;         /* latest on-time event; INT64_MIN: no bucket yet */
 	uint64_t name_off;
+	cnt_hll *sketch;
 	uint32_t name_len;
 	uint32_t scope;       /* scope index + 1; 0: none */
-	int has;              /* a value was seen */
-	int64_t scope_time;   /* event that set the scope (scope from events) */
-	uint64_t scope_tie;
-	cnt_i128 sum;
-	int64_t min, max, last;
-	cnt_hll *sketch;
 } pmember;
+
+#define SEEN(m) ((m)->last != INT64_MIN)
 
 typedef struct pscope {
 	char *key;
@@ -40,6 +40,9 @@ struct cnt_proj {
 	size_t nm, cm;
 	uint32_t *slots;
 	size_t mask;
+	int64_t *stime;       /* --scopes-from: the event that set each member's scope */
+	uint64_t *stie;
+	size_t scap;
 	int hashed;           /* 0: members appended in strictly ascending name order, no table yet */
 	pscope *scopes;
 	size_t ns, cs;
@@ -91,6 +94,8 @@ void cnt_proj_free(cnt_proj *p)
 	free(p->scopes);
 	free(p->m);
 	free(p->slots);
+	free(p->stime);
+	free(p->stie);
 	cnt_buf_release(&p->pool);
 	free(p);
 }
@@ -108,7 +113,7 @@ static int rebuild(cnt_proj *p, size_t cap)
 	for (size_t i = 0; i < p->nm; i++) {
 		size_t k;
 
-		for (k = p->m[i].hash & (cap - 1); s[k]; k = (k + 1) & (cap - 1))
+		for (k = XXH3_64bits(p->pool.p + p->m[i].name_off, p->m[i].name_len) & (cap - 1); s[k]; k = (k + 1) & (cap - 1))
 			;
 		s[k] = (uint32_t)i + 1;
 	}
@@ -157,7 +162,7 @@ static pmember *member(cnt_proj *p, const char *name, size_t n)
 	}
 	for (k = h & p->mask; p->hashed && p->slots[k]; k = (k + 1) & p->mask) {
 		m = &p->m[p->slots[k] - 1];
-		if (m->hash == h && m->name_len == n && memcmp(p->pool.p + m->name_off, name, n) == 0)
+		if (m->name_len == n && memcmp(p->pool.p + m->name_off, name, n) == 0)
 			return m;
 	}
 	if (p->nm == p->cm) {
@@ -171,7 +176,7 @@ static pmember *member(cnt_proj *p, const char *name, size_t n)
 	}
 	m = &p->m[p->nm];
 	memset(m, 0, sizeof(*m));
-	m->hash = h;
+	m->last = INT64_MIN;
 	m->name_off = p->pool.len;
 	m->name_len = (uint32_t)n;
 	if (cnt_buf_append(&p->pool, name, n) != 0)
@@ -218,16 +223,33 @@ int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e)
 	if (m == NULL)
 		return -1;
 	tie = XXH3_64bits(e->event_id.p, e->event_id.n);
-	if (m->scope && (e->event_time < m->scope_time || (e->event_time == m->scope_time && tie <= m->scope_tie)))
-		return 0;
-	{
-		size_t si;
+	if (p->scap < p->nm) {
+		size_t c = p->scap ? p->scap : 1024;
+		int64_t *t;
+		uint64_t *u;
 
+		while (c < p->nm)
+			c *= 2;
+		t = realloc(p->stime, c * sizeof(*t));
+		if (t == NULL)
+			return -1;
+		p->stime = t;
+		u = realloc(p->stie, c * sizeof(*u));
+		if (u == NULL)
+			return -1;
+		p->stie = u;
+		p->scap = c;
+	}
+	{
+		size_t mi = (size_t)(m - p->m), si;
+
+		if (m->scope && (e->event_time < p->stime[mi] || (e->event_time == p->stime[mi] && tie <= p->stie[mi])))
+			return 0;
 		if (scope_index(p, e->attr_vals[i].p, e->attr_vals[i].n, &si) != 0)
 			return -1;
 		m->scope = (uint32_t)si + 1;
-		m->scope_time = e->event_time;
-		m->scope_tie = tie;
+		p->stime[mi] = e->event_time;
+		p->stie[mi] = tie;
 	}
 	return 0;
 }
@@ -285,13 +307,16 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		return cnt_err_set(err, "out of memory");
 	p->st.buckets_used++;
 	m->sum += bk->sum;
-	if (bk->has_min && (!m->has || bk->min < m->min))
+	if (bk->has_min && (!SEEN(m) || bk->min < m->min))
 		m->min = bk->min;
-	if (bk->has_max && (!m->has || bk->max > m->max))
+	if (bk->has_max && (!SEEN(m) || bk->max > m->max))
 		m->max = bk->max;
-	if (bk->has_last && (!m->has || bk->last_event_time > m->last))
+	/* An on-time event always has a time; a record without one (not
+	 * written by us) still marks the member as seen. */
+	if (bk->has_last && (!SEEN(m) || bk->last_event_time > m->last))
 		m->last = bk->last_event_time;
-	m->has = 1;
+	else if (!SEEN(m))
+		m->last = bk->bucket_start > INT64_MIN ? bk->bucket_start : INT64_MIN + 1;
 	if (bk->sketch.p) {
 		cnt_hll h;
 		int rc;
@@ -509,7 +534,7 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 	for (size_t i = 0; i < p->nm; i++) {
 		const pmember *m = &p->m[i];
 
-		if (!m->has)
+		if (!SEEN(m))
 			continue;
 		if (b->scope_kind == CNT_SCOPE_GLOBAL)
 			fill[0]++;
@@ -528,7 +553,7 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 		size_t s = b->scope_kind == CNT_SCOPE_GLOBAL ? 0 : m->scope ? m->scope - 1 : SIZE_MAX;
 		cnt_view_entry *e;
 
-		if (!m->has || s == SIZE_MAX)
+		if (!SEEN(m) || s == SIZE_MAX)
 			continue;
 		e = &p->scopes[s].entries[p->scopes[s].n++];
 		e->value = value_of(p, m);
