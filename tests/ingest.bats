@@ -857,3 +857,21 @@ fatal_case() {
 		[4, "malformed", "line longer than 1048576 bytes"]] and map(.raw | length) == [256, 256]' "$d/rej"
 	jq -e '.in == 5 and .out == 3 and .rejected == 2' "$d/st"
 }
+
+@test "compression threads do not change the bytes written, nor read-ahead what is read" {
+	local d=$BATS_TEST_TMPDIR
+	# enough events for several 256 KiB blocks, so blocks really overlap
+	jq -nc 'range(1; 4001) | {idempotency_key: "t\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m-\(. % 97)", delta: 5, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	CNT_WRITE_THREADS=0 cnt-ingest -d "$DEFS" --now "$NOW" -c zstandard -o "$d/a.avro" "$d/in.jsonl"
+	CNT_WRITE_THREADS=2 cnt-ingest -d "$DEFS" --now "$NOW" -c zstandard -o "$d/b.avro" "$d/in.jsonl"
+	CNT_WRITE_THREADS=1 cnt-ingest -d "$DEFS" --now "$NOW" -c xz -o "$d/c.avro" "$d/in.jsonl"
+	CNT_WRITE_THREADS=0 cnt-ingest -d "$DEFS" --now "$NOW" -c xz -o "$d/e.avro" "$d/in.jsonl"
+	cmp "$d/a.avro" "$d/b.avro"
+	cmp "$d/c.avro" "$d/e.avro"
+	[ "$(cnt-cat -m "$d/a.avro" | jq -s length)" -eq 1 ]
+	CNT_READ_THREADS=0 cnt-cat "$d/a.avro" >"$d/r0"
+	CNT_READ_THREADS=2 cnt-cat "$d/a.avro" >"$d/r2"
+	cmp "$d/r0" "$d/r2"
+	[ "$(wc -l <"$d/r2")" -eq 4000 ]
+}
