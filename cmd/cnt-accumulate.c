@@ -209,19 +209,25 @@ int main(int argc, char **argv)
 	if (w == NULL || cnt_accum_finish(acc, w, &C.err) != 0 || cnt_writer_finish(w, &C.err) != 0)
 		die("%s", C.err.msg);
 	st = cnt_accum_get_stats(acc);
+	/* Every event read, directly or inside a bucket record read, must
+	 * be counted in exactly one output record (on time or late). */
+	if (st->events_out != st->events + st->events_in_buckets)
+		die("internal: events do not balance: %" PRIu64 " in (%" PRIu64 " events + %" PRIu64
+			" in bucket records), %" PRIu64 " in the output", st->events + st->events_in_buckets,
+			st->events, st->events_in_buckets, st->events_out);
 	if (stats_path) {
-		char buf[1024];
-		int n = snprintf(buf, sizeof(buf), "{\"tool\":\"cnt-accumulate\",\"in\":%" PRIu64 ",\"out\":%" PRIu64
-			",\"rejected\":0,\"duplicate\":0,\"held\":0,\"events\":%" PRIu64 ",\"late_events\":%" PRIu64
-			",\"buckets_in\":%" PRIu64 ",\"spill_runs\":%" PRIu64 ",\"sum_overflows\":%" PRIu64
+		cnt_buf b = CNT_BUF_INIT;
+
+		if (cnt_buf_printf(&b, "{\"tool\":\"cnt-accumulate\",\"in\":%" PRIu64 ",\"out\":%" PRIu64
+			",\"rejected\":0,\"duplicate\":0,\"held\":0,\"balanced\":true,\"events\":%" PRIu64
+			",\"late_events\":%" PRIu64 ",\"buckets_in\":%" PRIu64 ",\"events_in_buckets\":%" PRIu64
+			",\"events_out\":%" PRIu64 ",\"spill_runs\":%" PRIu64 ",\"sum_overflows\":%" PRIu64
 			",\"peak_memory_estimate\":%zu,\"memory_limit\":%zu}\n",
 			st->events + st->buckets_in, st->groups_out, st->events, st->late_events, st->buckets_in,
-			st->runs, st->sum_overflows, st->peak_bytes, memory);
-
-		if (cnt_out_open(&C.stats_out, stats_path, &C.err) != 0)
-			die("--stats: %s", C.err.msg);
-		if (cnt_write_all(C.stats_out.fd, buf, (size_t)n) != 0)
-			die("cannot write '%s': %s", stats_path, strerror(errno));
+			st->events_in_buckets, st->events_out, st->runs, st->sum_overflows, st->peak_bytes, memory) != 0 ||
+		    cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+			die("%s", C.err.msg[0] ? C.err.msg : "out of memory");
+		cnt_buf_release(&b);
 	}
 	if (cnt_out_commit(&C.out, &C.err) != 0 || (stats_path && cnt_out_commit(&C.stats_out, &C.err) != 0))
 		die("%s", C.err.msg);

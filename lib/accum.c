@@ -501,6 +501,7 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 		return cnt_err_set(err, "out of memory");
 	g = &a->groups[gi];
 	a->st.buckets_in++;
+	a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
 	merge_numbers(g, b);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
 	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
@@ -622,6 +623,8 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	}
 	if (!cnt_i128_fits64(g->sum))
 		a->st.sum_overflows++;
+	/* Conservation: the events the output records stand for. */
+	a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
 	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
 		return cnt_err_set(err, "out of memory");
 	return cnt_writer_commit(w, err);
@@ -722,7 +725,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	char path[4096];
 	cnt_writer *w;
 	int fd;
-	uint64_t overflows = a->st.sum_overflows;
+	uint64_t overflows = a->st.sum_overflows, represented = a->st.events_out;
 
 	snprintf(path, sizeof(path), "%s/cnt-accumulate.XXXXXX", a->tmpdir);
 	fd = mkstemp(path);
@@ -750,7 +753,9 @@ static int spill(cnt_accum *a, cnt_err *err)
 	}
 	cnt_writer_free(w);
 	a->st.runs++;
-	a->st.sum_overflows = overflows;   /* counted when the output is written, not per run */
+	/* counted when the output is written, not per run */
+	a->st.sum_overflows = overflows;
+	a->st.events_out = represented;
 	return reset_groups(a) == 0 ? 0 : cnt_err_set(err, "out of memory");
 }
 

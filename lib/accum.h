@@ -29,6 +29,9 @@ typedef struct cnt_accum_stats {
 	uint64_t events, late_events, buckets_in;
 	uint64_t groups_out, runs;
 	uint64_t sum_overflows;        /* output records whose sum needs 128 bits */
+	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
+	uint64_t events_out;           /* count + late_count of the records written:
+	                                * events + events_in_buckets when balanced */
 	size_t peak_bytes;             /* largest memory estimate reached */
 } cnt_accum_stats;
 

@@ -245,6 +245,9 @@ mixed() {
 	cnt-accumulate -m 1M -T spill -o remerge.avro --stats re.json disk.avro mem.avro 2>/dev/null
 	cnt-accumulate -o remerge-mem.avro disk.avro mem.avro 2>/dev/null
 	one '.spill_runs > 0 and .buckets_in == 24000' re.json
+	# conservation through spills and merges: every event is in one output record
+	one '.balanced and .events == 24000 and .events_out == 24000' disk.json
+	one '.balanced and .events == 0 and .events_in_buckets == 48000 and .events_out == 48000' re.json
 	cmp remerge.avro remerge-mem.avro
 	run cnt-accumulate -m 10K -o x.avro w.avro
 	[ "$status" -eq 2 ]
