@@ -4,6 +4,8 @@
 #include "container.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,7 @@ struct cnt_reader {
 	cnt_buf dec;
 	/* read-ahead: a producer thread reads blocks, workers decompress */
 	int report_headers;
+	int wake[2];           /* written to stop the producer's wait for input */
 	int async;
 	pthread_t producer, workers[MAX_WORKERS];
 	int nworkers;
@@ -109,15 +112,25 @@ static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
 	}
 	while (r->in_len < n && !r->eof) {
 		ssize_t got;
-		int old;
 
-		/* The only place the producer thread may be cancelled: blocked
-		 * on a pipe whose reader has stopped wanting data. */
-		if (r->async)
-			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
+		/* The producer thread must not block in read() for ever when
+		 * the reader is freed early (a pipe nobody closes): it waits
+		 * for the input or for the wake-up pipe, whichever comes. */
+		if (r->async) {
+			struct pollfd pf[2] = {{r->fd, POLLIN, 0}, {r->wake[0], POLLIN, 0}};
+
+			if (poll(pf, 2, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				cnt_err_set(err, "'%s': poll: %s", r->name, strerror(errno));
+				return -1;
+			}
+			if (pf[1].revents) {
+				cnt_err_set(err, "'%s': reading stopped", r->name);
+				return -1;
+			}
+		}
 		got = read(r->fd, r->in + r->in_len, r->in_cap - r->in_len);
-		if (r->async)
-			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
@@ -349,9 +362,7 @@ static int finish_block(cnt_reader *r, const hdr *h, cnt_codec *codec, const uin
 static void *producer_main(void *arg)
 {
 	cnt_reader *r = arg;
-	int old;
 
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	for (;;) {
 		job *j;
 		const uint8_t *payload = NULL;
@@ -442,6 +453,8 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+static void stop_async(cnt_reader *r);
+
 static int start_async(cnt_reader *r)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -460,9 +473,16 @@ static int start_async(cnt_reader *r)
 		pthread_mutex_destroy(&r->mu);
 		return 0;
 	}
+	if (pipe2(r->wake, O_CLOEXEC) != 0) {
+		pthread_cond_destroy(&r->cv);
+		pthread_mutex_destroy(&r->mu);
+		return 0;
+	}
 	r->async = 1;
 	if (pthread_create(&r->producer, NULL, producer_main, r) != 0) {
 		r->async = 0;
+		close(r->wake[0]);
+		close(r->wake[1]);
 		pthread_cond_destroy(&r->cv);
 		pthread_mutex_destroy(&r->mu);
 		return 0;
@@ -474,13 +494,8 @@ static int start_async(cnt_reader *r)
 		}
 	if (r->nworkers == 0) {
 		/* No worker could start: the producer's blocks would wait for
-		 * ever.  Stop it and read synchronously. */
-		pthread_mutex_lock(&r->mu);
-		r->stop = 1;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
-		pthread_cancel(r->producer);
-		pthread_join(r->producer, NULL);
+		 * ever.  Stop it. */
+		stop_async(r);
 		return -1;
 	}
 	return 0;
@@ -494,10 +509,14 @@ static void stop_async(cnt_reader *r)
 	r->stop = 1;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	pthread_cancel(r->producer);   /* takes effect only inside read() */
+	/* Wakes a producer waiting for input (see fill). */
+	while (write(r->wake[1], "x", 1) < 0 && errno == EINTR)
+		;
 	pthread_join(r->producer, NULL);
 	for (int i = 0; i < r->nworkers; i++)
 		pthread_join(r->workers[i], NULL);
+	close(r->wake[0]);
+	close(r->wake[1]);
 	pthread_cond_destroy(&r->cv);
 	pthread_mutex_destroy(&r->mu);
 	r->async = 0;
