@@ -80,7 +80,7 @@ check: tools units replays
 	BUILD=$(BUILD) sh tests/run-all.sh
 
 check-san:
-	$(MAKE) SAN=1 check
+	@$(MAKE) --no-print-directory SAN=1 check
 
 test: check check-san
 
