@@ -58,7 +58,10 @@ static void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	cnt_out_abort(&C.out);
 	cnt_out_abort(&C.stats_out);
-	exit(CNT_EXIT_TROUBLE);
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the
+	 * paths that finish, which free everything). */
+	_exit(CNT_EXIT_TROUBLE);
 }
 
 static int parse_size(const char *s, size_t *out)

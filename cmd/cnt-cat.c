@@ -59,9 +59,9 @@ static void write_out(void)
 	if (out.len && cnt_write_all(STDOUT_FILENO, out.p, out.len) != 0) {
 		/* A reader that stopped reading (| head) is not an error. */
 		if (errno == EPIPE)
-			exit(0);
+			_exit(0);
 		fprintf(stderr, "cnt-cat: cannot write standard output: %s\n", strerror(errno));
-		exit(CNT_EXIT_IO);
+		_exit(CNT_EXIT_IO);
 	}
 	out.len = 0;
 }
@@ -79,7 +79,10 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(CNT_EXIT_TROUBLE);
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the
+	 * paths that finish, which free everything). */
+	_exit(CNT_EXIT_TROUBLE);
 }
 
 static void flush_out(int force)

@@ -71,7 +71,10 @@ static void die(const char *fmt, ...)
 	cnt_out_abort(&C.rej_out);
 	cnt_out_abort(&C.state_out);
 	cnt_out_abort(&C.stats_out);
-	exit(CNT_EXIT_TROUBLE);
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the
+	 * paths that finish, which free everything). */
+	_exit(CNT_EXIT_TROUBLE);
 }
 
 static void oom(int rc)

@@ -48,7 +48,10 @@ static void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	exit(CNT_EXIT_TROUBLE);
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the
+	 * paths that finish, which free everything). */
+	_exit(CNT_EXIT_TROUBLE);
 }
 
 static void flush_out(int force)
@@ -57,7 +60,7 @@ static void flush_out(int force)
 		return;
 	if (cnt_write_all(STDOUT_FILENO, out.p, out.len) != 0) {
 		if (errno == EPIPE)
-			exit(CNT_EXIT_DIFFER);
+			_exit(CNT_EXIT_DIFFER);
 		die("cannot write standard output: %s", strerror(errno));
 	}
 	out.len = 0;

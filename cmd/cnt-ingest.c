@@ -98,7 +98,10 @@ static void die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	cleanup_outputs();
-	exit(CNT_EXIT_TROUBLE);
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the
+	 * paths that finish, which free everything). */
+	_exit(CNT_EXIT_TROUBLE);
 }
 
 static void oom(int rc)
