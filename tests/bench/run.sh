@@ -208,13 +208,29 @@ if has_bin cnt-dedup && has_bin cnt-window && has_bin cnt-accumulate && [ -s "$A
 else
 	note "core" "skipped: cnt-dedup, cnt-window, cnt-accumulate or the archive missing"
 fi
+# c2) dedup state for DEDUP_KEYS remembered keys (50 million by default;
+#     BENCH_EVENTS when set smaller): memory and state-file bytes per key.
+DEDUP_KEYS=${DEDUP_KEYS:-50000000}
+[ "$N" -lt "$DEDUP_KEYS" ] && [ -n "${BENCH_EVENTS:-}" ] && DEDUP_KEYS=$N
+LIBS="-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread"
+if $CC $WARN -D_GNU_SOURCE -O2 -Ilib -I"$BUILD/gen" -o "$OUT/dedup-keys" tests/bench/dedup-keys.c \
+	"$BUILD/libcnt.a" $LIBS; then
+	if q=$("$OUT/dedup-keys" "$DEDUP_KEYS" "$OUT/dedup-keys.state"); then
+		note "dedup state" "$q"
+	else
+		note "dedup state" "FAILED"
+		failed=1
+	fi
+else
+	note "dedup state" "skipped: cannot build tests/bench/dedup-keys.c"
+fi
+
 # d) ranked views: a bucket file of VIEW_MEMBERS members (10 million, or
 #    BENCH_EVENTS when that is set smaller), the view built from it, and
 #    1,000 rank queries, each its own process (process start included).
 VIEW_MEMBERS=${VIEW_MEMBERS:-10000000}
 [ "$N" -lt "$VIEW_MEMBERS" ] && [ -n "${BENCH_EVENTS:-}" ] && VIEW_MEMBERS=$N
 if has_bin cnt-project && has_bin cnt-rank; then
-	LIBS="-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread"
 	$CC $WARN -D_GNU_SOURCE -O2 -Ilib -I"$BUILD/gen" -o "$OUT/gen-buckets" tests/bench/gen-buckets.c \
 		"$BUILD/libcnt.a" $LIBS || die "cannot build tests/bench/gen-buckets.c"
 	$CC $WARN -D_GNU_SOURCE -O2 -o "$OUT/timecalls" tests/bench/timecalls.c || die "cannot build tests/bench/timecalls.c"
