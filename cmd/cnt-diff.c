@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bucket.h"
+#include "cli.h"
 #include "jsonout.h"
 #include "outfile.h"
 
@@ -235,14 +236,15 @@ int main(int argc, char **argv)
 	}
 	flush_out(1);
 	if (stats_path) {
-		char buf[512];
-		int n = snprintf(buf, sizeof(buf), "{\"tool\":\"cnt-diff\",\"left\":%" PRIu64 ",\"right\":%" PRIu64
-			",\"only_left\":%" PRIu64 ",\"only_right\":%" PRIu64 ",\"changed\":%" PRIu64 ",\"equal\":%s}\n",
-			nl, nr, only_l, only_r, changed, only_l + only_r + changed ? "false" : "true");
+		cnt_buf b = CNT_BUF_INIT;
 
-		if (cnt_out_open(&stats_out, stats_path, &err) != 0 ||
-		    cnt_write_all(stats_out.fd, buf, (size_t)n) != 0 || cnt_out_commit(&stats_out, &err) != 0)
-			die("--stats: %s", err.msg);
+		if (cnt_buf_printf(&b, "{\"tool\":\"cnt-diff\",\"left\":%" PRIu64 ",\"right\":%" PRIu64
+			",\"only_left\":%" PRIu64 ",\"only_right\":%" PRIu64 ",\"changed\":%" PRIu64 ",\"equal\":%s}\n",
+			nl, nr, only_l, only_r, changed, only_l + only_r + changed ? "false" : "true") != 0)
+			die("out of memory");
+		if (cnt_cli_stats(&stats_out, stats_path, &b, &err) != 0 || cnt_out_commit(&stats_out, &err) != 0)
+			die("%s", err.msg);
+		cnt_buf_release(&b);
 	}
 	if (verbose)
 		fprintf(stderr, "cnt-diff: %" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64

@@ -451,9 +451,8 @@ int main(int argc, char **argv)
 	if (stats_path) {
 		cnt_out o;
 
-		if (cnt_out_open(&o, stats_path, &err) != 0 || cnt_write_all(o.fd, stats.p, stats.len) != 0 ||
-		    cnt_out_commit(&o, &err) != 0)
-			die("--stats: %s", err.msg);
+		if (cnt_cli_stats(&o, stats_path, &stats, &err) != 0 || cnt_out_commit(&o, &err) != 0)
+			die("%s", err.msg);
 	}
 	cnt_buf_release(&stats);
 	cnt_proj_free(p);

@@ -61,26 +61,6 @@ struct cnt_windowed_in {
 	cnt_attrs_buf ab;
 };
 
-cnt_windowed_in *cnt_windowed_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err)
-{
-	cnt_windowed_in *in = calloc(1, sizeof(*in));
-	char *json = cnt_windowed_schema_json(err);
-	int rc;
-
-	if (in == NULL || json == NULL) {
-		free(in);
-		free(json);
-		return NULL;
-	}
-	rc = cnt_typed_in_open(&in->t, fd, name, json, lim, err);
-	free(json);
-	if (rc != 0) {
-		free(in);
-		return NULL;
-	}
-	return in;
-}
-
 cnt_windowed_in *cnt_windowed_in_adopt(cnt_recin *rin, const cnt_limits *lim, cnt_err *err)
 {
 	cnt_windowed_in *in = calloc(1, sizeof(*in));

@@ -37,12 +37,9 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
 
 typedef struct cnt_windowed_in cnt_windowed_in;
 
-/* Opens windowed events on fd (not closed by it); a file written with
- * another schema that resolves to ours is read through resolution.
- * NULL with err set on failure. */
-cnt_windowed_in *cnt_windowed_in_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
-/* The same for an input already open (see cnt_typed_in_adopt): takes rin
- * over, also on failure. */
+/* Reads windowed events from an input already open (cnt-accumulate looks
+ * at the writer's schema first), resolving any other writer schema to
+ * ours; takes rin over, also on failure.  NULL with err set on failure. */
 cnt_windowed_in *cnt_windowed_in_adopt(cnt_recin *rin, const cnt_limits *lim, cnt_err *err);
 /* Reads the next one.  1, 0 at the end, -1 with err naming the place. */
 int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err);
