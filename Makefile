@@ -27,9 +27,10 @@ ALLCFLAGS := $(WARN) $(CFLAGS) $(SANFLAGS)
 LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread
 ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
 
-LIB_SRC   := $(sort $(wildcard lib/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*/*.c))
+LIB_HDR   := $(sort $(wildcard lib/*/*.h))
 LIB_OBJ   := $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schemas.o
-SCHEMAS   := $(sort $(wildcard lib/schemas/*.avsc))
+SCHEMAS   := $(sort $(wildcard lib/model/schemas/*.avsc))
 CMD_SRC   := $(sort $(wildcard cmd/cnt-*.c))
 TOOLS     := $(CMD_SRC:cmd/%.c=$(BUILD)/bin/%)
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
@@ -40,6 +41,15 @@ MAN1      := $(sort $(wildcard man/*.1))
 MAN5      := $(sort $(wildcard man/*.5))
 MAN7      := $(sort $(wildcard man/*.7))
 
+# Quiet by default; V=1 shows the command lines (as kernel and git builds do).
+ifeq ($(V),1)
+Q  :=
+say = @:
+else
+Q  := @
+say = @printf '  %-6s %s\n' $(1) $(2)
+endif
+
 .PHONY: all check check-san test bench fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS)
@@ -48,33 +58,40 @@ replays: $(REPLAYS)
 
 $(BUILD)/gen/schemas.c: $(SCHEMAS) scripts/embed-schemas.sh
 	@mkdir -p $(@D)
-	sh scripts/embed-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
+	$(call say,GEN,$@)
+	$(Q)sh scripts/embed-schemas.sh $(SCHEMAS) > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/lib/schemas.o: $(BUILD)/gen/schemas.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
 
-$(BUILD)/lib/%.o: lib/%.c $(wildcard lib/*.h)
+$(BUILD)/lib/%.o: lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) -c -o $@ $<
 
 $(BUILD)/libcnt.a: $(LIB_OBJ)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)
+	$(Q)ar rcs $@ $^
 
-$(BUILD)/bin/%: cmd/%.c $(BUILD)/libcnt.a $(wildcard lib/*.h)
+$(BUILD)/bin/%: cmd/%.c $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $(wildcard lib/*.h)
+$(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
 
 # Fuzz targets are also linked against a plain driver that replays a corpus,
 # so the test command exercises them without libFuzzer.
 $(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcnt.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcnt.a $(LDLIBS)
+	$(call say,LD,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcnt.a $(LDLIBS)
 
 check: tools units replays
 	BUILD=$(BUILD) sh tests/run-all.sh

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accum.h"
-#include "cli.h"
-#include "outfile.h"
+#include "count/accum.h"
+#include "cli/cli.h"
+#include "base/outfile.h"
 
 static const char usage[] =
 	"usage: cnt-accumulate [-o file] [-m size] [-T dir] [-c codec] [--level n]\n"
@@ -163,16 +163,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
 		int fd = cnt_cli_open_in(name, &C.err);
-		cnt_recin *rin;
+		cnt_records *rin;
 		const char *kind;
 		int rc;
 
 		if (fd < 0)
 			die("%s", C.err.msg);
-		rin = cnt_recin_open(fd, name, NULL, NULL, &C.err);
+		rin = cnt_records_open(fd, name, NULL, NULL, &C.err);
 		if (rin == NULL)
 			die("%s", C.err.msg);
-		kind = cnt_recin_schema(rin)->fullname ? cnt_recin_schema(rin)->fullname : "";
+		kind = cnt_records_schema(rin)->fullname ? cnt_records_schema(rin)->fullname : "";
 		if (strcmp(kind, "cnt.BucketAggregate") == 0) {
 			cnt_bucket_in bin;
 			cnt_bucket b;

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "container.h"
-#include "event.h"
-#include "jsonout.h"
-#include "recin.h"
+#include "cli/cli.h"
+#include "avro/container.h"
+#include "model/event.h"
+#include "avro/json.h"
+#include "avro/records.h"
 
 extern const char cnt_schema_counting_event[];
 extern const char cnt_schema_raw_event[];
@@ -135,7 +135,7 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 	const cnt_avro_schema *reader, unsigned long long *total, int *header_done)
 {
 	cnt_err err;
-	cnt_recin *in;
+	cnt_records *in;
 	unsigned long long n = 0;
 	cnt_val v;
 	int rc;
@@ -161,7 +161,7 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		cnt_reader_free(rd);
 		return 0;
 	}
-	in = cnt_recin_open(fd, name, reader, NULL, &err);
+	in = cnt_records_open(fd, name, reader, NULL, &err);
 	if (in == NULL)
 		die("%s", err.msg);
 	if (o->mode == M_COUNT && reader == NULL) {
@@ -169,12 +169,12 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		 * decoder written for their schema. */
 		char *canon = cnt_event_canonical();
 
-		if (canon == NULL || cnt_recin_set_skipper(in, canon, cnt_event_skip) != 0)
+		if (canon == NULL || cnt_records_set_skipper(in, canon, cnt_event_skip) != 0)
 			die("out of memory");
 		free(canon);
 	}
 	while ((o->head < 0 || *total < (unsigned long long)o->head) &&
-	       (rc = (o->mode == M_COUNT && reader == NULL) ? cnt_recin_skip(in, &err) : cnt_recin_next(in, &v, &err)) != 0) {
+	       (rc = (o->mode == M_COUNT && reader == NULL) ? cnt_records_skip(in, &err) : cnt_records_next(in, &v, &err)) != 0) {
 		const cnt_schema *s;
 
 		if (rc < 0)
@@ -183,7 +183,7 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		(*total)++;
 		if (o->mode == M_COUNT)
 			continue;
-		s = cnt_recin_schema(in);
+		s = cnt_records_schema(in);
 		if (o->csv) {
 			if (s->type != CNT_T_RECORD)
 				die("'%s': --format csv needs records, and this schema is a %s", name, cnt_type_name(s->type));
@@ -198,7 +198,7 @@ static unsigned long long cat_one(const opts *o, int fd, const char *name,
 		}
 		flush_out(0);
 	}
-	cnt_recin_free(in);
+	cnt_records_free(in);
 	return n;
 }
 

@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dedup.h"
-#include "defs.h"
-#include "event.h"
-#include "jsonout.h"
-#include "cli.h"
-#include "outfile.h"
+#include "count/dedup.h"
+#include "model/defs.h"
+#include "model/event.h"
+#include "avro/json.h"
+#include "cli/cli.h"
+#include "base/outfile.h"
 
 static const char usage[] =
 	"usage: cnt-dedup -d definitions [-s state] [-o file] [-D file] [-r file]\n"

@@ -11,10 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bucket.h"
-#include "cli.h"
-#include "jsonout.h"
-#include "outfile.h"
+#include "model/bucket.h"
+#include "cli/cli.h"
+#include "avro/json.h"
+#include "base/outfile.h"
 
 static const char usage[] =
 	"usage: cnt-diff [-q] [-n max] [--tolerance r] [--stats file] [-v] left right\n";

@@ -12,12 +12,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "admit.h"
-#include "jsonout.h"
-#include "cli.h"
-#include "outfile.h"
-#include "recin.h"
-#include "timefmt.h"
+#include "ingest/admit.h"
+#include "avro/json.h"
+#include "cli/cli.h"
+#include "base/outfile.h"
+#include "avro/records.h"
+#include "time/timefmt.h"
 
 extern const char cnt_schema_raw_event[];
 
@@ -374,7 +374,7 @@ static void ingest_csv(int fd, const char *name, const uint8_t *pre, size_t pren
 
 static void ingest_avro(int fd, const char *name, const uint8_t *pre, size_t pren)
 {
-	cnt_recin *in = cnt_recin_open_prefixed(fd, name, pre, pren, C.raw_schema, NULL, &C.err);
+	cnt_records *in = cnt_records_open_prefixed(fd, name, pre, pren, C.raw_schema, NULL, &C.err);
 	cnt_slice *keys = NULL, *vals = NULL;
 	size_t cap = 0;
 	cnt_buf text = CNT_BUF_INIT;
@@ -385,7 +385,7 @@ static void ingest_avro(int fd, const char *name, const uint8_t *pre, size_t pre
 	if (in == NULL)
 		die("%s", C.err.msg);
 	C.poskind = "record";
-	while ((rc = cnt_recin_next(in, &v, &C.err)) != 0) {
+	while ((rc = cnt_records_next(in, &v, &C.err)) != 0) {
 		uint32_t na;
 
 		if (rc < 0)
@@ -401,12 +401,12 @@ static void ingest_avro(int fd, const char *name, const uint8_t *pre, size_t pre
 		cnt_raw_from_val(&v, &ev, keys, vals);
 		text.len = 0;
 		oom(cnt_json_value(&text, &v, C.raw_schema->root, 0));
-		handle(cnt_recin_record_no(in), &ev, NULL, (const char *)text.p, text.len);
+		handle(cnt_records_record_no(in), &ev, NULL, (const char *)text.p, text.len);
 	}
 	free(keys);
 	free(vals);
 	cnt_buf_release(&text);
-	cnt_recin_free(in);
+	cnt_records_free(in);
 }
 
 /* ---- driver --------------------------------------------------------- */

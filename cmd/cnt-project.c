@@ -16,14 +16,14 @@
 
 #include <jansson.h>
 
-#include "bucket.h"
-#include "cli.h"
-#include "event.h"
-#include "jsonout.h"
-#include "outfile.h"
-#include "project.h"
-#include "timefmt.h"
-#include "tz.h"
+#include "model/bucket.h"
+#include "cli/cli.h"
+#include "model/event.h"
+#include "avro/json.h"
+#include "base/outfile.h"
+#include "view/project.h"
+#include "time/timefmt.h"
+#include "time/tz.h"
 
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -D views [--now time] [--season id]\n"

@@ -15,13 +15,13 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "event.h"
-#include "fpset.h"
-#include "jsonout.h"
-#include "project.h"
-#include "timefmt.h"
-#include "view.h"
+#include "cli/cli.h"
+#include "model/event.h"
+#include "base/fpset.h"
+#include "avro/json.h"
+#include "view/project.h"
+#include "time/timefmt.h"
+#include "view/view.h"
 
 static const char usage[] =
 	"usage: cnt-rank -D views -b board [-s scope] [--version n] [--now time]\n"

@@ -14,12 +14,12 @@
 
 #include <xxhash.h>
 
-#include "defs.h"
-#include "jsonout.h"
-#include "cli.h"
-#include "outfile.h"
-#include "tz.h"
-#include "windowed.h"
+#include "model/defs.h"
+#include "avro/json.h"
+#include "cli/cli.h"
+#include "base/outfile.h"
+#include "time/tz.h"
+#include "model/windowed.h"
 
 static const char usage[] =
 	"usage: cnt-window -d definitions [-o file] [-r file] [--shards n] [-c codec]\n"

@@ -246,7 +246,7 @@ EOF
 	[ "$status" -eq 0 ]
 	jq -e '.name == "CountingEvent" and .namespace == "cnt" and (.fields | length) == 16' <<<"$output"
 	# The header text is the .avsc verbatim.
-	[ "$output" = "$(cat "$BATS_TEST_DIRNAME/../lib/schemas/counting_event.avsc")" ]
+	[ "$output" = "$(cat "$BATS_TEST_DIRNAME/../lib/model/schemas/counting_event.avsc")" ]
 	cat "$FIX/events.null.avro" "$FIX/resolve.extra.avro" >"$BATS_TEST_TMPDIR/two.avro"
 	run cnt-cat -s - <"$BATS_TEST_TMPDIR/two.avro"
 	[ "$status" -eq 0 ]

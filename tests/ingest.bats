@@ -18,7 +18,7 @@ PY=/usr/bin/python3
 
 setup_file() {
 	# events.jsonl as cnt.RawEvent Avro, written by python3-avro.
-	"$PY" - "$BATS_TEST_DIRNAME/../lib/schemas/raw_event.avsc" "$DATA/events.jsonl" \
+	"$PY" - "$BATS_TEST_DIRNAME/../lib/model/schemas/raw_event.avsc" "$DATA/events.jsonl" \
 		"$BATS_FILE_TMPDIR/events.avro" <<'EOF'
 import datetime, json, sys
 import avro.schema

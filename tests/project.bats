@@ -5,7 +5,7 @@
 # freezing, reproducibility, shard fan-in, errors.
 #
 # The window expectations come from data/views/gen-windows.py, which
-# computes every boundary with Python's zoneinfo and the rules of lib/tz.h;
+# computes every boundary with Python's zoneinfo and the rules of lib/time/tz.h;
 # rankings are worked out by hand in the comments beside them.
 
 bats_require_minimum_version 1.5.0

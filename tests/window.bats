@@ -3,7 +3,7 @@
 # quarter-hour offsets, DST in both directions, a 30-minute shift), the
 # lateness boundary, late events kept, clock skew, shards, rejects.
 #
-# The bucket rule (lib/tz.h): the bucket of instant t is the set of instants
+# The bucket rule (lib/time/tz.h): the bucket of instant t is the set of instants
 # in the same constant-offset interval AND the same local hour.  Expected
 # values below are worked out by hand from that rule (each case says how),
 # and data/core/zone-oracle.py checks ~175 more instants against Python's

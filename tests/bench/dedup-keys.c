@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dedup.h"
+#include "count/dedup.h"
 
 static double now_s(void)
 {

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bucket.h"
-#include "timefmt.h"
+#include "model/bucket.h"
+#include "time/timefmt.h"
 
 static uint64_t next(uint64_t *s)
 {

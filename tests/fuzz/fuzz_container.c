@@ -4,7 +4,7 @@
  *
  * The input bytes are an Avro container stream (a seed corpus of fixtures
  * lives in tests/fuzz/corpus/fuzz_container/).  They are put in a memfd and
- * read through cnt_recin twice: as written (reader schema NULL) and resolved
+ * read through cnt_records twice: as written (reader schema NULL) and resolved
  * to cnt.CountingEvent, every record printed as JSON (plain and with
  * RFC 3339 times) and as CSV, every header's metadata and canonical schema
  * walked.  Whatever the bytes, the reader must return records or an error
@@ -19,9 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "container.h"
-#include "jsonout.h"
-#include "recin.h"
+#include "avro/container.h"
+#include "avro/json.h"
+#include "avro/records.h"
 
 extern const char cnt_schema_counting_event[];
 
@@ -68,14 +68,14 @@ static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *re
 {
 	cnt_err err = {""};
 	int fd = input_fd(data, size);
-	cnt_recin *in;
+	cnt_records *in;
 	cnt_val v;
 	unsigned container = 0;
 	int rc, csv_header = 0;
 
 	if (fd < 0)
 		return;
-	in = cnt_recin_open(fd, "fuzz", reader, lim, &err);
+	in = cnt_records_open(fd, "fuzz", reader, lim, &err);
 	if (in == NULL) {
 		if (err.msg[0] == '\0') /* every refusal says why */
 			__builtin_trap();
@@ -86,17 +86,17 @@ static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *re
 		const cnt_schema *s;
 
 		err.msg[0] = '\0';
-		rc = cnt_recin_next(in, &v, &err);
+		rc = cnt_records_next(in, &v, &err);
 		if (rc < 0 && err.msg[0] == '\0')
 			__builtin_trap();
 		if (rc <= 0)
 			break;
-		if (cnt_reader_container(cnt_recin_reader(in)) != container) {
-			container = cnt_reader_container(cnt_recin_reader(in));
-			walk_header(cnt_recin_reader(in), out);
+		if (cnt_reader_container(cnt_records_reader(in)) != container) {
+			container = cnt_reader_container(cnt_records_reader(in));
+			walk_header(cnt_records_reader(in), out);
 		}
-		s = cnt_recin_schema(in);
-		if (reader == NULL && s != cnt_reader_schema(cnt_recin_reader(in))->root)
+		s = cnt_records_schema(in);
+		if (reader == NULL && s != cnt_reader_schema(cnt_records_reader(in))->root)
 			__builtin_trap();
 		out->len = 0;
 		if (cnt_json_value(out, &v, s, 0) != 0)
@@ -113,7 +113,7 @@ static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *re
 				break;
 		}
 	}
-	cnt_recin_free(in);
+	cnt_records_free(in);
 	close(fd);
 }
 

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rawevent.h"
+#include "ingest/rawevent.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "defs.h"
+#include "model/defs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

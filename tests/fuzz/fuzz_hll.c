@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hll.h"
+#include "count/hll.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

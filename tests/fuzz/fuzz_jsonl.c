@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "rawevent.h"
+#include "base/buf.h"
+#include "ingest/rawevent.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

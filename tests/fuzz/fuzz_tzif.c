@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "tz.h"
+#include "time/tz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

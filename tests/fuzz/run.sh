@@ -31,16 +31,18 @@ make -s BUILD="$BUILD" CC="$FUZZ_CC" "$BUILD/gen/schemas.c" || exit 2
 # The library, instrumented for coverage but without libFuzzer's main().
 mkdir -p "$BUILD/lib" "$BUILD/bin" "$BUILD/artifacts" "$BUILD/corpus" || exit 2
 objs=""
-for src in lib/*.c "$BUILD/gen/schemas.c"; do
-	objs="$objs $BUILD/lib/$(basename "$src" .c).o"
+objname() { case $1 in lib/*) n=${1#lib/}; echo "$BUILD/lib/${n%.c}.o";; *) echo "$BUILD/lib/$(basename "$1" .c).o";; esac; }
+for src in lib/*/*.c "$BUILD/gen/schemas.c"; do
+	objs="$objs $(objname "$src")"
 done
-for src in lib/*.c "$BUILD/gen/schemas.c"; do
-	obj="$BUILD/lib/$(basename "$src" .c).o"
+for src in lib/*/*.c "$BUILD/gen/schemas.c"; do
+	obj=$(objname "$src")
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find lib -name '*.h' -newer "$obj" | head -n 1)" ]; then
 		echo "$src"
 	fi
 done | xargs -r -P "$JOBS" -I{} sh -c '
-	src={}; obj="$0/lib/$(basename "$src" .c).o"
+	src={}; case $src in lib/*) n=${src#lib/}; obj="$0/lib/${n%.c}.o";; *) obj="$0/lib/$(basename "$src" .c).o";; esac
+	mkdir -p "$(dirname "$obj")"
 	# shellcheck disable=SC2086
 	$1 $2 -fsanitize=fuzzer-no-link,$3 -c -o "$obj" "$src" || { echo "fuzz: cannot compile $src" >&2; exit 255; }
 ' "$BUILD" "$FUZZ_CC" "$CFLAGS" "$SAN" || exit 2

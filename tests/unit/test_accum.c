@@ -1,6 +1,6 @@
 /*
- * test_accum.c - bucket records (lib/bucket.h) and their accumulation
- * (lib/accum.h).
+ * test_accum.c - bucket records (lib/model/bucket.h) and their accumulation
+ * (lib/count/accum.h).
  *
  * - encode / decode round trip through a real bucket file, with 128-bit
  *   sums at every boundary (INT64_MIN - 1 .. INT64_MAX + 1, 2^64, +-2^127);
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accum.h"
-#include "bucket.h"
-#include "hll.h"
+#include "count/accum.h"
+#include "model/bucket.h"
+#include "count/hll.h"
 #include "unit.h"
 
 static const char *tmpdir = "/tmp";

@@ -3,7 +3,7 @@
  * decompression bound, corrupt and truncated input, snappy's CRC, zstd
  * frames without a content size, and vectors from independent encoders.
  */
-#include "codec.h"
+#include "avro/codec.h"
 
 #include <stdint.h>
 #include <stdlib.h>

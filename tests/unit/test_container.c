@@ -19,12 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "binary.h"
-#include "container.h"
-#include "outfile.h"
-#include "recin.h"
-#include "schema.h"
-#include "value.h"
+#include "avro/encoding.h"
+#include "avro/container.h"
+#include "base/outfile.h"
+#include "avro/records.h"
+#include "avro/schema.h"
+#include "avro/value.h"
 #include "unit.h"
 
 extern const char cnt_schema_counting_event[];
@@ -141,13 +141,13 @@ static cnt_buf slurp(const char *path)
 	return b;
 }
 
-/* Reads path through cnt_recin (writer schema) and checks it holds records
+/* Reads path through cnt_records (writer schema) and checks it holds records
  * [first, first+n) of the set, in order.  Returns the number of blocks. */
 static int read_back(const char *path, int first, int n, cnt_codec_id codec)
 {
 	cnt_err err = {""};
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	cnt_recin *in = fd < 0 ? NULL : cnt_recin_open(fd, path, NULL, NULL, &err);
+	cnt_records *in = fd < 0 ? NULL : cnt_records_open(fd, path, NULL, NULL, &err);
 	cnt_val v;
 	int got = 0, rc, bad = 0;
 
@@ -158,19 +158,19 @@ static int read_back(const char *path, int first, int n, cnt_codec_id codec)
 			close(fd);
 		return -1;
 	}
-	CHECK_EQ_INT(cnt_reader_codec(cnt_recin_reader(in)), codec);
-	while ((rc = cnt_recin_next(in, &v, &err)) == 1) {
+	CHECK_EQ_INT(cnt_reader_codec(cnt_records_reader(in)), codec);
+	while ((rc = cnt_records_next(in, &v, &err)) == 1) {
 		if (!check_record(&v, first + got))
 			bad++;
 		got++;
-		CHECK_EQ_INT(cnt_recin_record_no(in), got);
+		CHECK_EQ_INT(cnt_records_record_no(in), got);
 	}
 	if (rc < 0)
 		fprintf(stderr, "read: %s\n", err.msg);
 	CHECK_EQ_INT(rc, 0);
 	CHECK_EQ_INT(got, n);
 	CHECK_EQ_INT(bad, 0);
-	cnt_recin_free(in);
+	cnt_records_free(in);
 	close(fd);
 	return 0;
 }
@@ -297,7 +297,7 @@ static void test_record_larger_than_block(void)
 	int fd = open(path_in("big.avro"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cnt_writer *w = cnt_writer_new(fd, "big", small_schema, CNT_CODEC_ZSTD, -1, 64, &err);
 	static char huge[3 << 20];
-	cnt_recin *in;
+	cnt_records *in;
 	cnt_val v;
 	int got = 0, rc;
 
@@ -321,13 +321,13 @@ static void test_record_larger_than_block(void)
 	CHECK_EQ_INT(count_blocks(path_in("big.avro")), 3);
 
 	fd = open(path_in("big.avro"), O_RDONLY | O_CLOEXEC);
-	in = cnt_recin_open(fd, "big", NULL, NULL, &err);
+	in = cnt_records_open(fd, "big", NULL, NULL, &err);
 	CHECK(in != NULL);
 	if (in == NULL) {
 		close(fd);
 		return;
 	}
-	while ((rc = cnt_recin_next(in, &v, &err)) == 1) {
+	while ((rc = cnt_records_next(in, &v, &err)) == 1) {
 		CHECK_EQ_INT(v.u.v[0].u.i, got);
 		CHECK_EQ_INT(v.u.v[1].n, sizeof(huge) - (size_t)got);
 		CHECK(memcmp(v.u.v[1].u.s, huge, v.u.v[1].n) == 0);
@@ -335,7 +335,7 @@ static void test_record_larger_than_block(void)
 	}
 	CHECK_EQ_INT(rc, 0);
 	CHECK_EQ_INT(got, 3);
-	cnt_recin_free(in);
+	cnt_records_free(in);
 	close(fd);
 }
 
@@ -345,7 +345,7 @@ static void test_concatenated_writers(void)
 	const char *p = path_in("concat.avro");
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cnt_reader *r;
-	cnt_recin *in;
+	cnt_records *in;
 	cnt_block b;
 	cnt_val v;
 	unsigned containers_seen[3] = {0, 0, 0};
@@ -382,16 +382,16 @@ static void test_concatenated_writers(void)
 
 	/* Record level: all 250 records, in order. */
 	fd = open(p, O_RDONLY | O_CLOEXEC);
-	in = cnt_recin_open(fd, p, NULL, NULL, &err);
+	in = cnt_records_open(fd, p, NULL, NULL, &err);
 	CHECK(in != NULL);
 	if (in != NULL) {
-		while ((rc = cnt_recin_next(in, &v, &err)) == 1) {
+		while ((rc = cnt_records_next(in, &v, &err)) == 1) {
 			CHECK(check_record(&v, got));
 			got++;
 		}
 		CHECK_EQ_INT(rc, 0);
 		CHECK_EQ_INT(got, 250);
-		cnt_recin_free(in);
+		cnt_records_free(in);
 	}
 	close(fd);
 	read_back(p, 0, 250, CNT_CODEC_SNAPPY);

@@ -1,5 +1,5 @@
 /*
- * test_dedup.c - the remembered-key table and its state file (lib/dedup.h).
+ * test_dedup.c - the remembered-key table and its state file (lib/count/dedup.h).
  *
  * The table is checked against a plain reference (an array indexed by key
  * number holding the expiry second) over a long pseudo-random sequence; the
@@ -18,7 +18,7 @@
 
 #include <xxhash.h>
 
-#include "dedup.h"
+#include "count/dedup.h"
 #include "unit.h"
 
 static char tmpdir[64];

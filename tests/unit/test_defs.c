@@ -5,8 +5,8 @@
  * Epoch values below were computed independently with GNU date, e.g.
  * date -u -d 2026-07-01T00:00:00+05:30 +%s%3N.
  */
-#include "buf.h"
-#include "defs.h"
+#include "base/buf.h"
+#include "model/defs.h"
 #include "unit.h"
 
 #include <stdint.h>

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "event.h"
+#include "model/event.h"
 #include "unit.h"
 
 #define MAXEV 64

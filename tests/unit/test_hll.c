@@ -20,8 +20,8 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "hll.h"
-#include "hll_bias.h"
+#include "count/hll.h"
+#include "count/hll_bias.h"
 #include "unit.h"
 
 #if defined(__SANITIZE_ADDRESS__)

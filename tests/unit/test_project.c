@@ -1,12 +1,12 @@
 /*
  * test_project.c - window composition, ranking, ties, numbering and the
- * histogram (lib/project.h), and the view index and directory (lib/view.h),
+ * histogram (lib/view/project.h), and the view index and directory (lib/view/view.h),
  * on small synthetic bucket records.
  *
  * Expectations are worked out by hand for the small cases, and for the
  * larger ones come from a plain reference written here (qsort with the
  * rule spelt out, numbering by its definition), which shares no code with
- * the radix sort and run handling of lib/project.c.
+ * the radix sort and run handling of lib/view/project.c.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "project.h"
-#include "tz.h"
+#include "view/project.h"
+#include "time/tz.h"
 #include "unit.h"
-#include "view.h"
+#include "view/view.h"
 
 static const char defs_json[] =
 	"{\"format\": \"cnt-definitions/1\","

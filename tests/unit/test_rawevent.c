@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rawevent.h"
+#include "ingest/rawevent.h"
 #include "unit.h"
 
 static cnt_jsonl *jp;

@@ -3,13 +3,13 @@
  *
  * Expected instants come from Python's datetime (computed once, noted
  * beside each vector) and, for bulk checks, from the C library's timegm(3)
- * and gmtime_r(3), which share no code with lib/timefmt.c.
+ * and gmtime_r(3), which share no code with lib/time/timefmt.c.
  */
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
 
-#include "timefmt.h"
+#include "time/timefmt.h"
 #include "unit.h"
 
 static int parse(const char *s, int64_t *ms)

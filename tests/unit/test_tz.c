@@ -2,7 +2,7 @@
  * test_tz.c - timezones, buckets and windows against an independent oracle.
  *
  * The oracle is glibc: localtime_r() after setenv("TZ", ...) + tzset(),
- * whose TZif and POSIX-rule code shares nothing with lib/tz.c (it reads the
+ * whose TZif and POSIX-rule code shares nothing with lib/time/tz.c (it reads the
  * same zoneinfo files, which is the point: the same data, another reader).
  * Offsets are compared every hour from 1970 to 2040 and at one second
  * either side of every transition, for zones chosen for their oddities;
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tz.h"
+#include "time/tz.h"
 #include "unit.h"
 
 #if defined(__SANITIZE_ADDRESS__)

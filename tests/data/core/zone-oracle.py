@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Bucket attribution cases and their expected buckets, from Python's
-zoneinfo (an implementation independent of lib/tz.c).
+zoneinfo (an implementation independent of lib/time/tz.c).
 
 Usage: zone-oracle.py EVENTS.jsonl EXPECTED.jsonl
 
@@ -9,7 +9,7 @@ offset (half and quarter hours, DST in both directions, Lord Howe's 30-minute
 shift), it takes the instants around each offset change of 2026 and around
 the local midnights next to them (1 ms before, at, 1 ms after, +29 min,
 +59 min 59.999 s), writes one raw event per instant (idempotency key "zN"),
-and the bucket lib/tz.h's rule gives it:
+and the bucket lib/time/tz.h's rule gives it:
 
     the instants in the same constant-offset interval AND the same local
     hour floor((t + offset) / 1 h)

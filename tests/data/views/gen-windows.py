@@ -3,7 +3,7 @@
 gen-windows.py EVENTS.jsonl CASES.jsonl
 
 The window of every case is computed here from Python's zoneinfo (an
-independent implementation of the IANA rules) and the rules of lib/tz.h,
+independent implementation of the IANA rules) and the rules of lib/time/tz.h,
 never from cnt.  For each case four events of delta 1 are written, one
 member each, named CASE.in.LABEL or CASE.out.LABEL:
   out.before  1 ms before the window starts     in.start  at its start

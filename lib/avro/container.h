@@ -1,0 +1,111 @@
+/*
+ * container.h - Avro object container files (Avro 1.11 specification,
+ * "Object Container Files"), read and written by our own code.
+ *
+ * Layout: the magic "Obj" 0x01; a metadata map (string keys, bytes values;
+ * avro.schema is the writer's schema as JSON, avro.codec the block codec,
+ * absent meaning null); a 16-byte sync marker; then blocks, each a long
+ * record count, a long byte size, that many bytes of (compressed)
+ * records, and the sync marker again.
+ *
+ * Why not libavro-c's: Debian's 1.11 has no zstandard codec, returns a
+ * stale record on an empty block and loses the rest of the file, reads
+ * concatenated containers as garbage, fails on records larger than its
+ * block, leaves half-written files and seeds its sync marker (and the
+ * process's rand()) from the clock.
+ *
+ * Reader: any number of containers back to back on one stream (cat
+ * day1.avro day2.avro | ...) are read one after another; blocks holding
+ * zero records and header-only containers are fine; every length a file
+ * claims is checked against cnt_limits before anything is allocated.
+ *
+ * Writer: deterministic.  The sync marker is the XXH3-128 hash of the
+ * schema text and codec name, metadata is written in a fixed order, and
+ * blocks are cut at a fixed size, so the same records give the same bytes.
+ * The header is written with the first block, or by cnt_writer_finish()
+ * when there are no records (a header-only file).
+ */
+#ifndef CNT_CONTAINER_H
+#define CNT_CONTAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "avro/codec.h"
+#include "base/err.h"
+#include "base/limits.h"
+#include "avro/schema.h"
+
+#define CNT_SYNC_SIZE 16
+#define CNT_BLOCK_BYTES_DEFAULT (256u << 10)
+
+typedef struct cnt_meta_kv {
+	char *key;
+	uint8_t *val;
+	size_t vlen;
+} cnt_meta_kv;
+
+typedef struct cnt_block {
+	const uint8_t *data;   /* decompressed records; valid until the next call */
+	size_t len;
+	int64_t count;         /* records in the block (may be 0) */
+	uint64_t block_no;     /* 1-based within its container */
+	uint64_t first_record; /* records before this block, in this input */
+	uint64_t offset;       /* byte offset of the block in the input */
+} cnt_block;
+
+typedef struct cnt_reader cnt_reader;
+
+/* Opens a reader on fd (which it does not close) and reads the first
+ * container header.  name is used in messages.  Returns NULL with err set
+ * when the input is not an Avro container or its header is bad. */
+cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt_err *err);
+/* The same, for a caller that has already read the first n bytes of the
+ * stream (to sniff its format): they are read before fd.  flags:
+ * CNT_READER_HEADERS makes cnt_reader_next() return 2 after reading each
+ * further container's header, so a header-only container is seen too. */
+#define CNT_READER_HEADERS 1
+cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_limits *lim, int flags, cnt_err *err);
+void cnt_reader_free(cnt_reader *r);
+
+/* Reads the next block.  Returns 1 with *b filled, 0 at the end of the
+ * input, or -1 with err naming the input, byte offset and block.  When a
+ * further container follows on the stream its header is read on the way:
+ * cnt_reader_container() then returns a larger number and the schema,
+ * codec and metadata are the new container's.  With CNT_READER_HEADERS it
+ * returns 2 (and no block) right after each further header. */
+int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err);
+
+unsigned cnt_reader_container(const cnt_reader *r);   /* 1-based */
+const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r);
+cnt_codec_id cnt_reader_codec(const cnt_reader *r);
+size_t cnt_reader_meta(const cnt_reader *r, const cnt_meta_kv **kv);
+const uint8_t *cnt_reader_sync(const cnt_reader *r);
+const char *cnt_reader_name(const cnt_reader *r);
+
+typedef struct cnt_writer cnt_writer;
+
+/* Creates a writer on fd (not closed by it).  schema_json is written as
+ * given.  level < 0 is the codec's default; block_bytes 0 is the default.
+ * Returns NULL with err set on a bad schema or out of memory. */
+cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
+	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err);
+/* Adds a metadata entry written after avro.codec and avro.schema, in the
+ * order added.  Only before the first record.  Returns 0 or -1. */
+int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, cnt_err *err);
+/* The buffer to encode the next record into (append to it). */
+cnt_buf *cnt_writer_buf(cnt_writer *w);
+/* Ends the record just appended; writes a block when the buffer is full.
+ * Returns 0, or -1 with err set (a write failed). */
+int cnt_writer_commit(cnt_writer *w, cnt_err *err);
+/* Writes what remains (at least the header).  Returns 0 or -1. */
+int cnt_writer_finish(cnt_writer *w, cnt_err *err);
+uint64_t cnt_writer_records(const cnt_writer *w);
+void cnt_writer_free(cnt_writer *w);
+
+/* Writes all n bytes to fd, retrying short writes.  0 or -1 (errno set). */
+int cnt_write_all(int fd, const void *p, size_t n);
+
+#endif

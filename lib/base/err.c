@@ -1,0 +1,38 @@
+#include "base/err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int cnt_err_set(cnt_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int cnt_err_prefix(cnt_err *err, const char *fmt, ...)
+{
+	char pre[256], old[sizeof(err->msg)];
+	size_t n;
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(pre, sizeof(pre), fmt, ap);
+	va_end(ap);
+	memcpy(old, err->msg, sizeof(old));
+	n = strlen(pre);
+	if (n + 2 >= sizeof(err->msg))
+		return -1;
+	memcpy(err->msg, pre, n);
+	memcpy(err->msg + n, ": ", 2);
+	memcpy(err->msg + n + 2, old, sizeof(err->msg) - n - 2);
+	err->msg[sizeof(err->msg) - 1] = 0;
+	return -1;
+}

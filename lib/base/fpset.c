@@ -1,0 +1,167 @@
+/*
+ * fpset.c - fingerprint set (see fpset.h).
+ */
+#include "base/fpset.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define XXH_STATIC_LINKING_ONLY
+#include <xxhash.h>
+
+cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens)
+{
+	unsigned char small[1024];
+	size_t total = 0;
+	XXH128_hash_t h;
+	cnt_fp fp;
+
+	for (size_t i = 0; i < n; i++)
+		total += lens[i] + 1;
+	if (total <= sizeof(small)) {
+		/* The common case: one-shot hashing of a stack copy is several
+		 * times faster than the streaming state for short keys. */
+		size_t o = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (lens[i])
+				memcpy(small + o, parts[i], lens[i]);
+			o += lens[i];
+			small[o++] = 0;
+		}
+		h = XXH3_128bits(small, o);
+	} else {
+		XXH3_state_t st;
+		static const char zero = 0;
+
+		XXH3_128bits_reset(&st);
+		for (size_t i = 0; i < n; i++) {
+			XXH3_128bits_update(&st, parts[i], lens[i]);
+			XXH3_128bits_update(&st, &zero, 1);
+		}
+		h = XXH3_128bits_digest(&st);
+	}
+	fp.hi = h.high64;
+	fp.lo = h.low64;
+	if (fp.hi == 0 && fp.lo == 0)
+		fp.lo = 1;
+	return fp;
+}
+
+void *cnt_table_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes < (4u << 20))
+		return calloc(1, bytes);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+void cnt_table_free(void *p, size_t bytes)
+{
+	if (p == NULL)
+		return;
+	if (bytes < (4u << 20))
+		free(p);
+	else
+		munmap(p, bytes);
+}
+
+static cnt_fpset_slot *slots_new(size_t cap)
+{
+	return cnt_table_alloc(cap * sizeof(cnt_fpset_slot));
+}
+
+static void slots_free(cnt_fpset_slot *p, size_t cap)
+{
+	cnt_table_free(p, cap * sizeof(cnt_fpset_slot));
+}
+
+int cnt_fpset_init(cnt_fpset *s, size_t expected)
+{
+	size_t cap = 1024;
+
+	while (cap < expected * 2)
+		cap *= 2;
+	s->slots = slots_new(cap);
+	s->mask = cap - 1;
+	s->count = 0;
+	return s->slots ? 0 : -1;
+}
+
+void cnt_fpset_release(cnt_fpset *s)
+{
+	slots_free(s->slots, s->mask + 1);
+	s->slots = NULL;
+	s->mask = 0;
+	s->count = 0;
+}
+
+static int grow(cnt_fpset *s)
+{
+	size_t cap = (s->mask + 1) * 2;
+	cnt_fpset_slot *n = slots_new(cap);
+
+	if (n == NULL)
+		return -1;
+	for (size_t i = 0; i <= s->mask; i++) {
+		cnt_fpset_slot *o = &s->slots[i];
+		size_t j;
+
+		if (o->hi == 0 && o->lo == 0)
+			continue;
+		for (j = o->lo & (cap - 1); n[j].hi | n[j].lo; j = (j + 1) & (cap - 1))
+			;
+		n[j] = *o;
+	}
+	slots_free(s->slots, s->mask + 1);
+	s->slots = n;
+	s->mask = cap - 1;
+	return 0;
+}
+
+int cnt_fpset_add(cnt_fpset *s, cnt_fp fp, uint64_t val, uint64_t *old)
+{
+	size_t i;
+
+	if ((s->count + 1) * 2 > s->mask + 1 && grow(s) != 0)
+		return -1;
+	for (i = fp.lo & s->mask;; i = (i + 1) & s->mask) {
+		cnt_fpset_slot *sl = &s->slots[i];
+
+		if (sl->hi == fp.hi && sl->lo == fp.lo) {
+			if (old)
+				*old = sl->val;
+			return 0;
+		}
+		if ((sl->hi | sl->lo) == 0) {
+			sl->hi = fp.hi;
+			sl->lo = fp.lo;
+			sl->val = val;
+			s->count++;
+			return 1;
+		}
+	}
+}
+
+int cnt_fpset_find(const cnt_fpset *s, cnt_fp fp, uint64_t *val)
+{
+	for (size_t i = fp.lo & s->mask;; i = (i + 1) & s->mask) {
+		const cnt_fpset_slot *sl = &s->slots[i];
+
+		if (sl->hi == fp.hi && sl->lo == fp.lo) {
+			if (val)
+				*val = sl->val;
+			return 1;
+		}
+		if ((sl->hi | sl->lo) == 0)
+			return 0;
+	}
+}

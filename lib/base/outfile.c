@@ -1,0 +1,127 @@
+/*
+ * outfile.c - complete-or-absent output files (see outfile.h).
+ */
+#include "base/outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
+{
+	struct stat st;
+	const char *slash;
+	size_t dirlen;
+	mode_t um;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (path == NULL || strcmp(path, "-") == 0) {
+		o->fd = STDOUT_FILENO;
+		o->is_file = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+		return 0;
+	}
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && strncmp(path, "/dev/", 5) == 0) {
+		struct stat so;
+
+		/* "/dev/stdout" (a link to descriptor 1) while standard output
+		 * is a file: write to the descriptor.  Renaming a temporary
+		 * file over the path would replace the system's link. */
+		if (fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
+			o->fd = STDOUT_FILENO;
+			o->is_file = 1;
+			return 0;
+		}
+		return cnt_err_set(err, "'%s': will not replace a file under /dev", path);
+	}
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0)
+			return cnt_err_set(err, "cannot open '%s' for writing: %s", path, strerror(errno));
+		return 0;
+	}
+	o->path = strdup(path);
+	slash = strrchr(path, '/');
+	dirlen = slash ? (size_t)(slash - path + 1) : 0;
+	o->tmp = malloc(strlen(path) + 16);
+	if (o->path == NULL || o->tmp == NULL) {
+		cnt_out_abort(o);
+		return cnt_err_set(err, "out of memory");
+	}
+	memcpy(o->tmp, path, dirlen);
+	sprintf(o->tmp + dirlen, ".%s.XXXXXX", path + dirlen);
+	o->fd = mkstemp(o->tmp);
+	if (o->fd < 0) {
+		int e = errno;
+
+		free(o->tmp);
+		o->tmp = NULL;
+		cnt_out_abort(o);
+		return cnt_err_set(err, "cannot create a file beside '%s': %s", path, strerror(e));
+	}
+	/* mkstemp makes 0600; give the file the mode a plain create would. */
+	um = umask(0);
+	umask(um);
+	if (fchmod(o->fd, 0666 & ~um) != 0) {
+		int e = errno;
+
+		cnt_out_abort(o);
+		return cnt_err_set(err, "cannot set the mode of a file beside '%s': %s", path, strerror(e));
+	}
+	o->is_file = 1;
+	return 0;
+}
+
+int cnt_out_commit(cnt_out *o, cnt_err *err)
+{
+	if (o->tmp == NULL) {
+		if (o->fd > STDOUT_FILENO && close(o->fd) != 0) {
+			o->fd = -1;
+			return cnt_err_set(err, "cannot write '%s': %s", o->path ? o->path : "output", strerror(errno));
+		}
+		o->fd = -1;
+		return 0;
+	}
+	if (fsync(o->fd) != 0 || close(o->fd) != 0) {
+		int e = errno;
+
+		o->fd = -1;
+		cnt_out_abort(o);
+		return cnt_err_set(err, "cannot write '%s': %s", o->path, strerror(e));
+	}
+	o->fd = -1;
+	if (rename(o->tmp, o->path) != 0) {
+		int e = errno;
+
+		cnt_out_abort(o);
+		return cnt_err_set(err, "cannot rename the finished file to '%s': %s", o->path, strerror(e));
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	free(o->path);
+	o->path = NULL;
+	return 0;
+}
+
+void cnt_out_abort(cnt_out *o)
+{
+	if (o->tmp) {
+		unlink(o->tmp);
+		free(o->tmp);
+		o->tmp = NULL;
+	}
+	if (o->fd > STDOUT_FILENO)
+		close(o->fd);
+	o->fd = -1;
+	free(o->path);
+	o->path = NULL;
+}
+
+int cnt_out_wants_compression(const cnt_out *o)
+{
+	return o->is_file;
+}

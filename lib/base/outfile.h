@@ -1,0 +1,35 @@
+/*
+ * outfile.h - output files that are either complete or absent.
+ *
+ * A named regular file is written to a hidden temporary file in the same
+ * directory (".NAME.XXXXXX") and renamed over NAME only by
+ * cnt_out_commit(), so a tool that fails or is killed never leaves a file
+ * that looks complete.  Standard output ("-" or NULL), and names that are
+ * not regular files (/dev/null, a FIFO, a terminal), are written directly.
+ */
+#ifndef CNT_OUTFILE_H
+#define CNT_OUTFILE_H
+
+#include "base/err.h"
+
+typedef struct cnt_out {
+	int fd;
+	char *path;      /* final name, NULL for standard output */
+	char *tmp;       /* temporary name while open, or NULL */
+	int is_file;     /* output is a regular file (temporary or stdout) */
+} cnt_out;
+
+/* Opens path for writing.  Returns 0, or -1 with err naming the path. */
+int cnt_out_open(cnt_out *o, const char *path, cnt_err *err);
+/* Flushes to disk and renames the temporary file into place; closes the
+ * descriptor (except standard output).  Returns 0 or -1 with err set (the
+ * temporary file is removed then). */
+int cnt_out_commit(cnt_out *o, cnt_err *err);
+/* Removes the temporary file, if any, and closes.  Safe to call twice. */
+void cnt_out_abort(cnt_out *o);
+
+/* Whether the codec default for this output should be the file one
+ * (zstandard) rather than the pipe one (null). */
+int cnt_out_wants_compression(const cnt_out *o);
+
+#endif

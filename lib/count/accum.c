@@ -1,0 +1,911 @@
+/*
+ * accum.c - bucket aggregation with spilling (see accum.h).
+ */
+#include "count/accum.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
+
+typedef struct agg {
+	uint32_t stream, member;
+	int32_t shard;
+	uint32_t flags;
+	int64_t bucket_start, bucket_end;
+	int64_t count, min, max, last_event_time, max_ingest_time, late_count;
+	cnt_i128 sum, late_sum;
+	cnt_hll *sketch, *late_sketch;
+} agg;
+
+/* Hash-table slots carry what a lookup compares, so that a probe touches
+ * one cache line, not the entry it points to (see cnt_accum_add_events). */
+typedef struct mslot {
+	uint64_t hash;
+	uint64_t off;        /* of the string in mdata */
+	uint32_t len;
+	uint32_t id1;        /* member id + 1; 0: empty */
+} mslot;
+
+typedef struct gslot {
+	int64_t bucket;
+	uint32_t stream, member;
+	int32_t shard;
+	uint32_t idx1;       /* group index + 1; 0: empty */
+} gslot;
+
+typedef struct stream {
+	char *tenant, *counter;
+	size_t tn, cn;
+	int32_t version;
+} stream;
+
+struct cnt_accum {
+	size_t limit;
+	char *tmpdir;
+	cnt_accum_stats st;
+	/* streams: few, looked up linearly behind a one-entry cache */
+	stream *streams;
+	size_t nstreams, cstreams;
+	uint32_t last_stream;
+	/* members: interned strings */
+	cnt_buf mdata;
+	size_t *moff;
+	uint32_t *mlen;
+	size_t nmembers, cmembers;
+	mslot *mslots;
+	size_t mmask;
+	/* groups */
+	agg *groups;
+	size_t ngroups, cgroups;
+	gslot *gslots;
+	size_t gmask;
+	size_t sketch_bytes;
+	/* spilled runs: unlinked temporary files, still open */
+	int *runs;
+	size_t nruns, cruns;
+	cnt_buf s1, s2;     /* sketch serialization scratch */
+};
+
+static size_t mem_estimate(const cnt_accum *a)
+{
+	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(gslot) +
+		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
+		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes;
+}
+
+cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
+{
+	cnt_accum *a = calloc(1, sizeof(*a));
+
+	if (a == NULL || (a->tmpdir = strdup(tmpdir ? tmpdir : "/tmp")) == NULL) {
+		free(a);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	a->limit = memory_limit;
+	a->gmask = 1023;
+	a->mmask = 1023;
+	a->gslots = calloc(a->gmask + 1, sizeof(gslot));
+	a->mslots = calloc(a->mmask + 1, sizeof(mslot));
+	a->last_stream = UINT32_MAX;
+	if (a->gslots == NULL || a->mslots == NULL) {
+		cnt_accum_free(a);
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	return a;
+}
+
+static void free_sketches(cnt_accum *a)
+{
+	for (size_t i = 0; i < a->ngroups; i++) {
+		if (a->groups[i].sketch) {
+			cnt_hll_release(a->groups[i].sketch);
+			free(a->groups[i].sketch);
+		}
+		if (a->groups[i].late_sketch) {
+			cnt_hll_release(a->groups[i].late_sketch);
+			free(a->groups[i].late_sketch);
+		}
+	}
+	a->sketch_bytes = 0;
+}
+
+void cnt_accum_free(cnt_accum *a)
+{
+	if (a == NULL)
+		return;
+	free_sketches(a);
+	for (size_t i = 0; i < a->nstreams; i++) {
+		free(a->streams[i].tenant);
+		free(a->streams[i].counter);
+	}
+	for (size_t i = 0; i < a->nruns; i++)
+		close(a->runs[i]);
+	free(a->runs);
+	free(a->streams);
+	cnt_buf_release(&a->mdata);
+	cnt_buf_release(&a->s1);
+	cnt_buf_release(&a->s2);
+	free(a->moff);
+	free(a->mlen);
+	free(a->mslots);
+	free(a->groups);
+	free(a->gslots);
+	free(a->tmpdir);
+	free(a);
+}
+
+static int stream_of(cnt_accum *a, cnt_slice tenant, cnt_slice counter, int32_t version, uint32_t *out)
+{
+	stream *s;
+
+	if (a->last_stream != UINT32_MAX) {
+		s = &a->streams[a->last_stream];
+		if (s->version == version && s->tn == tenant.n && s->cn == counter.n &&
+		    memcmp(s->tenant, tenant.p, tenant.n) == 0 && memcmp(s->counter, counter.p, counter.n) == 0) {
+			*out = a->last_stream;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < a->nstreams; i++) {
+		s = &a->streams[i];
+		if (s->version == version && s->tn == tenant.n && s->cn == counter.n &&
+		    memcmp(s->tenant, tenant.p, tenant.n) == 0 && memcmp(s->counter, counter.p, counter.n) == 0) {
+			*out = a->last_stream = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (a->nstreams == a->cstreams) {
+		size_t c = a->cstreams ? a->cstreams * 2 : 8;
+		stream *v = realloc(a->streams, c * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		a->streams = v;
+		a->cstreams = c;
+	}
+	s = &a->streams[a->nstreams];
+	s->tenant = malloc(tenant.n + 1);
+	s->counter = malloc(counter.n + 1);
+	if (s->tenant == NULL || s->counter == NULL) {
+		free(s->tenant);
+		free(s->counter);
+		return -1;
+	}
+	if (tenant.n)
+		memcpy(s->tenant, tenant.p, tenant.n);
+	if (counter.n)
+		memcpy(s->counter, counter.p, counter.n);
+	s->tn = tenant.n;
+	s->cn = counter.n;
+	s->version = version;
+	*out = a->last_stream = (uint32_t)a->nstreams++;
+	return 0;
+}
+
+static uint64_t group_hash_of(uint32_t sid, uint32_t member, int64_t bucket, int32_t shard)
+{
+	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket, (uint64_t)(uint32_t)shard};
+
+	return XXH3_64bits(k, sizeof(k));
+}
+
+static int grow_members(cnt_accum *a)
+{
+	size_t cap = (a->mmask + 1) * 2;
+	mslot *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -1;
+	for (size_t i = 0; i <= a->mmask; i++) {
+		size_t j;
+
+		if (!a->mslots[i].id1)
+			continue;
+		for (j = a->mslots[i].hash & (cap - 1); n[j].id1; j = (j + 1) & (cap - 1))
+			;
+		n[j] = a->mslots[i];
+	}
+	free(a->mslots);
+	a->mslots = n;
+	a->mmask = cap - 1;
+	return 0;
+}
+
+static int grow_groups(cnt_accum *a)
+{
+	size_t cap = (a->gmask + 1) * 2;
+	gslot *n = calloc(cap, sizeof(*n));
+
+	if (n == NULL)
+		return -1;
+	for (size_t i = 0; i <= a->gmask; i++) {
+		const gslot *o = &a->gslots[i];
+		size_t j;
+
+		if (!o->idx1)
+			continue;
+		for (j = group_hash_of(o->stream, o->member, o->bucket, o->shard) & (cap - 1); n[j].idx1; j = (j + 1) & (cap - 1))
+			;
+		n[j] = *o;
+	}
+	free(a->gslots);
+	a->gslots = n;
+	a->gmask = cap - 1;
+	return 0;
+}
+
+/* The id of member m (hash h), interned when new.  -1: out of memory. */
+static int member_of(cnt_accum *a, cnt_slice m, uint64_t h, uint32_t *out)
+{
+	size_t i;
+
+	for (i = h & a->mmask; a->mslots[i].id1; i = (i + 1) & a->mmask) {
+		const mslot *sl = &a->mslots[i];
+
+		if (sl->hash == h && sl->len == m.n && memcmp(a->mdata.p + sl->off, m.p, m.n) == 0) {
+			*out = sl->id1 - 1;
+			return 0;
+		}
+	}
+	if (a->nmembers == a->cmembers) {
+		size_t c = a->cmembers ? a->cmembers * 2 : 1024;
+		size_t *o = realloc(a->moff, c * sizeof(*o));
+		uint32_t *l;
+
+		if (o == NULL)
+			return -1;
+		a->moff = o;
+		l = realloc(a->mlen, c * sizeof(*l));
+		if (l == NULL)
+			return -1;
+		a->mlen = l;
+		a->cmembers = c;
+	}
+	a->moff[a->nmembers] = a->mdata.len;
+	a->mlen[a->nmembers] = (uint32_t)m.n;
+	a->mslots[i].hash = h;
+	a->mslots[i].off = a->mdata.len;
+	a->mslots[i].len = (uint32_t)m.n;
+	a->mslots[i].id1 = (uint32_t)a->nmembers + 1;
+	if (cnt_buf_append(&a->mdata, m.p, m.n) != 0)
+		return -1;
+	*out = (uint32_t)a->nmembers++;
+	if (a->nmembers * 2 > a->mmask + 1 && grow_members(a) != 0)
+		return -1;
+	return 0;
+}
+
+/* The index of the group for a key (hash h), created empty when new;
+ * -1 when out of memory. */
+static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket, int32_t shard,
+	int64_t bucket_end, uint64_t h)
+{
+	size_t i;
+	agg *g;
+
+	for (i = h & a->gmask; a->gslots[i].idx1; i = (i + 1) & a->gmask) {
+		const gslot *sl = &a->gslots[i];
+
+		if (sl->bucket == bucket && sl->member == member && sl->stream == sid && sl->shard == shard)
+			return (ssize_t)sl->idx1 - 1;
+	}
+	if (a->ngroups == a->cgroups) {
+		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
+		agg *v = realloc(a->groups, c * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		a->groups = v;
+		a->cgroups = c;
+	}
+	g = &a->groups[a->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->stream = sid;
+	g->member = member;
+	g->bucket_start = bucket;
+	g->bucket_end = bucket_end;
+	g->shard = shard;
+	g->max_ingest_time = INT64_MIN;
+	a->gslots[i].bucket = bucket;
+	a->gslots[i].stream = sid;
+	a->gslots[i].member = member;
+	a->gslots[i].shard = shard;
+	a->gslots[i].idx1 = (uint32_t)a->ngroups + 1;
+	a->ngroups++;
+	if (a->ngroups * 2 > a->gmask + 1 && grow_groups(a) != 0)
+		return -1;
+	return (ssize_t)a->ngroups - 1;
+}
+
+static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item)
+{
+	size_t before;
+
+	if (*hp == NULL) {
+		*hp = malloc(sizeof(cnt_hll));
+		if (*hp == NULL)
+			return -1;
+		cnt_hll_init(*hp);
+		a->sketch_bytes += sizeof(cnt_hll);
+	}
+	before = cnt_hll_heap_bytes(*hp);
+	if (cnt_hll_add(*hp, item.p, item.n) != 0)
+		return -1;
+	a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
+	return 0;
+}
+
+static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_err *err)
+{
+	cnt_hll src;
+	size_t before;
+	int rc;
+
+	if (bytes.p == NULL)
+		return 0;
+	if (cnt_hll_deserialize(&src, (const uint8_t *)bytes.p, bytes.n, err) != 0)
+		return cnt_err_prefix(err, "sketch");
+	if (*hp == NULL) {
+		*hp = malloc(sizeof(cnt_hll));
+		if (*hp == NULL) {
+			cnt_hll_release(&src);
+			return cnt_err_set(err, "out of memory");
+		}
+		cnt_hll_init(*hp);
+		if (a)
+			a->sketch_bytes += sizeof(cnt_hll);
+	}
+	before = cnt_hll_heap_bytes(*hp);
+	rc = cnt_hll_merge(*hp, &src);
+	cnt_hll_release(&src);
+	if (rc != 0)
+		return cnt_err_set(err, "out of memory");
+	if (a)
+		a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
+	return 0;
+}
+
+static void merge_numbers(agg *g, const cnt_bucket *b)
+{
+	g->count += b->count;
+	g->sum += b->sum;
+	if (b->has_min && (!(g->flags & AGG_MIN) || b->min < g->min)) {
+		g->min = b->min;
+		g->flags |= AGG_MIN;
+	}
+	if (b->has_max && (!(g->flags & AGG_MAX) || b->max > g->max)) {
+		g->max = b->max;
+		g->flags |= AGG_MAX;
+	}
+	if (b->has_last && (!(g->flags & AGG_LAST) || b->last_event_time > g->last_event_time)) {
+		g->last_event_time = b->last_event_time;
+		g->flags |= AGG_LAST;
+	}
+	if (b->max_ingest_time > g->max_ingest_time)
+		g->max_ingest_time = b->max_ingest_time;
+	g->late_count += b->late_count;
+	g->late_sum += b->late_sum;
+}
+
+static int spill(cnt_accum *a, cnt_err *err);
+
+static int check_memory(cnt_accum *a, cnt_err *err)
+{
+	size_t m = mem_estimate(a);
+
+	if (m > a->st.peak_bytes)
+		a->st.peak_bytes = m;
+	if (a->limit && m > a->limit && a->ngroups > 0)
+		return spill(a, err);
+	return 0;
+}
+
+static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
+{
+	const cnt_event *e = &w->ev;
+
+	a->st.events++;
+	if (e->ingest_time > g->max_ingest_time)
+		g->max_ingest_time = e->ingest_time;
+	if (w->late) {
+		/* Kept apart: counted, never folded into the on-time values. */
+		a->st.late_events++;
+		g->late_count++;
+		g->late_sum += e->delta;
+		if (e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
+			return cnt_err_set(err, "out of memory");
+		return 0;
+	}
+	g->count++;
+	g->sum += e->delta;
+	if (!(g->flags & AGG_MIN) || e->delta < g->min)
+		g->min = e->delta;
+	if (!(g->flags & AGG_MAX) || e->delta > g->max)
+		g->max = e->delta;
+	if (!(g->flags & AGG_LAST) || e->event_time > g->last_event_time)
+		g->last_event_time = e->event_time;
+	g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
+	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
+		return cnt_err_set(err, "out of memory");
+	return 0;
+}
+
+/* Events are added in batches, one phase at a time over the batch, each
+ * phase prefetching what the next will touch: the member slot, the
+ * member's bytes, the group slot, the group.  At a few million groups
+ * every one of those is a cache miss, and this way they overlap. */
+int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err)
+{
+	uint32_t sid[CNT_ACCUM_BATCH], mid[CNT_ACCUM_BATCH];
+	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH];
+	ssize_t gi[CNT_ACCUM_BATCH];
+
+	if (n > CNT_ACCUM_BATCH)
+		return cnt_err_set(err, "internal: batch of %zu events", n);
+	for (size_t i = 0; i < n; i++) {
+		const cnt_event *e = &w[i].ev;
+
+		if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i]) != 0)
+			return cnt_err_set(err, "out of memory");
+		mh[i] = XXH3_64bits(e->member_ref.p, e->member_ref.n);
+		__builtin_prefetch(&a->mslots[mh[i] & a->mmask]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const mslot *sl = &a->mslots[mh[i] & a->mmask];
+
+		if (sl->id1 && sl->hash == mh[i])
+			__builtin_prefetch(a->mdata.p + sl->off);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (member_of(a, w[i].ev.member_ref, mh[i], &mid[i]) != 0)
+			return cnt_err_set(err, "out of memory");
+		gh[i] = group_hash_of(sid[i], mid[i], w[i].bucket_start, w[i].shard);
+		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
+	}
+	for (size_t i = 0; i < n; i++) {
+		gi[i] = group_of(a, sid[i], mid[i], w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
+		if (gi[i] < 0)
+			return cnt_err_set(err, "out of memory");
+		__builtin_prefetch(&a->groups[gi[i]]);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (add_one(a, &a->groups[gi[i]], &w[i], err) != 0)
+			return -1;
+	return check_memory(a, err);
+}
+
+int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
+{
+	return cnt_accum_add_events(a, w, 1, err);
+}
+
+int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
+{
+	uint32_t s, m;
+	ssize_t gi;
+	agg *g;
+
+	if (stream_of(a, b->tenant_id, b->counter_id, b->counter_version, &s) != 0 ||
+	    member_of(a, b->member_ref, XXH3_64bits(b->member_ref.p, b->member_ref.n), &m) != 0 ||
+	    (gi = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end,
+			group_hash_of(s, m, b->bucket_start, b->shard))) < 0)
+		return cnt_err_set(err, "out of memory");
+	g = &a->groups[gi];
+	a->st.buckets_in++;
+	a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
+	merge_numbers(g, b);
+	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
+	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
+		return -1;
+	return (a->st.buckets_in & 255) == 0 ? check_memory(a, err) : 0;
+}
+
+/* ---- canonical order ------------------------------------------------ */
+
+typedef struct sortrec {
+	uint64_t major;     /* stream rank << 40 | member rank */
+	uint64_t bucket;    /* bucket_start with the sign bit flipped */
+	uint32_t shard;     /* shard with the sign bit flipped */
+	uint32_t idx;
+} sortrec;
+
+static int cmp_members(const void *x, const void *y, void *ctx)
+{
+	const cnt_accum *a = ctx;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	size_t n = a->mlen[i] < a->mlen[j] ? a->mlen[i] : a->mlen[j];
+	int d = n ? memcmp(a->mdata.p + a->moff[i], a->mdata.p + a->moff[j], n) : 0;
+
+	if (d)
+		return d;
+	return a->mlen[i] < a->mlen[j] ? -1 : a->mlen[i] > a->mlen[j];
+}
+
+static int slice_cmp2(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn;
+	int d = n ? memcmp(a, b, n) : 0;
+
+	if (d)
+		return d;
+	return an < bn ? -1 : an > bn;
+}
+
+static int cmp_streams(const void *x, const void *y, void *ctx)
+{
+	const stream *s = ctx;
+	const stream *p = &s[*(const uint32_t *)x], *q = &s[*(const uint32_t *)y];
+	int d = slice_cmp2(p->tenant, p->tn, q->tenant, q->tn);
+
+	if (d == 0)
+		d = slice_cmp2(p->counter, p->cn, q->counter, q->cn);
+	if (d == 0)
+		d = p->version < q->version ? -1 : p->version > q->version;
+	return d;
+}
+
+/* LSD radix sort by (major, bucket, shard), skipping byte positions where
+ * every key agrees (most of them): linear in the number of groups. */
+static int radix_sort(sortrec *v, size_t n)
+{
+	sortrec *tmp = malloc(n * sizeof(*tmp) + 1);
+
+	if (tmp == NULL)
+		return -1;
+	for (int pass = 0; pass < 20; pass++) {
+		size_t count[257] = {0};
+		int field = pass < 4 ? 0 : pass < 12 ? 1 : 2;
+		int shift = 8 * (pass < 4 ? pass : pass < 12 ? pass - 4 : pass - 12);
+#define KEYBYTE(r) (unsigned)(((field == 0 ? (uint64_t)(r).shard : field == 1 ? (r).bucket : (r).major) >> shift) & 0xff)
+
+		for (size_t i = 0; i < n; i++)
+			count[KEYBYTE(v[i]) + 1]++;
+		if (count[KEYBYTE(v[0]) + 1] == n)
+			continue;
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[KEYBYTE(v[i])]++] = v[i];
+		memcpy(v, tmp, n * sizeof(*v));
+#undef KEYBYTE
+	}
+	free(tmp);
+	return 0;
+}
+
+/* Writes one record from a group's aggregates and its key strings. */
+static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, const agg *g, cnt_err *err)
+{
+	cnt_bucket b;
+
+	memset(&b, 0, sizeof(b));
+	b.tenant_id.p = s->tenant;
+	b.tenant_id.n = s->tn;
+	b.counter_id.p = s->counter;
+	b.counter_id.n = s->cn;
+	b.counter_version = s->version;
+	b.member_ref = member;
+	b.bucket_start = g->bucket_start;
+	b.bucket_end = g->bucket_end;
+	b.shard = g->shard;
+	b.count = g->count;
+	b.sum = g->sum;
+	b.has_min = (g->flags & AGG_MIN) != 0;
+	b.min = g->min;
+	b.has_max = (g->flags & AGG_MAX) != 0;
+	b.max = g->max;
+	b.has_last = (g->flags & AGG_LAST) != 0;
+	b.last_event_time = g->last_event_time;
+	b.max_ingest_time = g->max_ingest_time;
+	b.late_count = g->late_count;
+	b.late_sum = g->late_sum;
+	a->s1.len = a->s2.len = 0;
+	if (g->sketch) {
+		if (cnt_hll_serialize(g->sketch, &a->s1) != 0)
+			return cnt_err_set(err, "out of memory");
+		b.sketch.p = (const char *)a->s1.p;
+		b.sketch.n = a->s1.len;
+	}
+	if (g->late_sketch) {
+		if (cnt_hll_serialize(g->late_sketch, &a->s2) != 0)
+			return cnt_err_set(err, "out of memory");
+		b.late_sketch.p = (const char *)a->s2.p;
+		b.late_sketch.n = a->s2.len;
+	}
+	if (!cnt_i128_fits64(g->sum))
+		a->st.sum_overflows++;
+	/* Conservation: the events the output records stand for. */
+	a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
+	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
+		return cnt_err_set(err, "out of memory");
+	return cnt_writer_commit(w, err);
+}
+
+/* Writes the in-memory groups to w in canonical order. */
+static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	uint32_t *mord = NULL, *sord = NULL;
+	uint64_t *mrank = NULL, *srank = NULL;
+	sortrec *recs = NULL;
+	int rc = -1;
+
+	if (a->ngroups == 0)
+		return 0;
+	mord = malloc(a->nmembers * sizeof(*mord));
+	mrank = malloc(a->nmembers * sizeof(*mrank));
+	sord = malloc(a->nstreams * sizeof(*sord));
+	srank = malloc(a->nstreams * sizeof(*srank));
+	recs = malloc(a->ngroups * sizeof(*recs));
+	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL) {
+		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		goto out;
+	}
+	for (uint32_t i = 0; i < a->nmembers; i++)
+		mord[i] = i;
+	qsort_r(mord, a->nmembers, sizeof(*mord), cmp_members, a);
+	for (uint32_t r = 0; r < a->nmembers; r++)
+		mrank[mord[r]] = r;
+	for (uint32_t i = 0; i < a->nstreams; i++)
+		sord[i] = i;
+	qsort_r(sord, a->nstreams, sizeof(*sord), cmp_streams, a->streams);
+	for (uint32_t r = 0; r < a->nstreams; r++)
+		srank[sord[r]] = r;
+	for (size_t i = 0; i < a->ngroups; i++) {
+		const agg *g = &a->groups[i];
+
+		recs[i].major = srank[g->stream] << 40 | mrank[g->member];
+		recs[i].bucket = (uint64_t)g->bucket_start ^ (UINT64_C(1) << 63);
+		recs[i].shard = (uint32_t)g->shard ^ (UINT32_C(1) << 31);
+		recs[i].idx = (uint32_t)i;
+	}
+	if (radix_sort(recs, a->ngroups) != 0) {
+		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		goto out;
+	}
+	for (size_t i = 0; i < a->ngroups; i++) {
+		const agg *g = &a->groups[recs[i].idx];
+		cnt_slice m = {(const char *)a->mdata.p + a->moff[g->member], a->mlen[g->member]};
+
+		/* Sorted order visits the groups at random: fetch ahead.  (The
+		 * member's bytes need no help: consecutive groups mostly share
+		 * their member, sorted as they are.) */
+		if (i + 24 < a->ngroups) {
+			const agg *ahead = &a->groups[recs[i + 24].idx];
+
+			__builtin_prefetch(ahead);
+			__builtin_prefetch((const char *)ahead + 64);
+		}
+
+		if (emit(a, w, &a->streams[g->stream], m, g, err) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	free(mord);
+	free(mrank);
+	free(sord);
+	free(srank);
+	free(recs);
+	return rc;
+}
+
+/* Empties the table and gives its memory back, so that the estimate
+ * starts again from nothing after a spill. */
+static int reset_groups(cnt_accum *a)
+{
+	free_sketches(a);
+	free(a->groups);
+	a->groups = NULL;
+	a->ngroups = a->cgroups = 0;
+	free(a->moff);
+	free(a->mlen);
+	a->moff = NULL;
+	a->mlen = NULL;
+	a->nmembers = a->cmembers = 0;
+	cnt_buf_release(&a->mdata);
+	free(a->gslots);
+	free(a->mslots);
+	a->gmask = a->mmask = 1023;
+	a->gslots = calloc(a->gmask + 1, sizeof(gslot));
+	a->mslots = calloc(a->mmask + 1, sizeof(mslot));
+	return a->gslots && a->mslots ? 0 : -1;
+}
+
+static int spill(cnt_accum *a, cnt_err *err)
+{
+	char path[4096];
+	cnt_writer *w;
+	int fd;
+	uint64_t overflows = a->st.sum_overflows, represented = a->st.events_out;
+
+	snprintf(path, sizeof(path), "%s/cnt-accumulate.XXXXXX", a->tmpdir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return cnt_err_set(err, "cannot create a spill file in '%s': %s (set --tmpdir or TMPDIR)", a->tmpdir, strerror(errno));
+	unlink(path);   /* gone when we are, however we end */
+	if (a->nruns == a->cruns) {
+		size_t c = a->cruns ? a->cruns * 2 : 8;
+		int *v = realloc(a->runs, c * sizeof(*v));
+
+		if (v == NULL) {
+			close(fd);
+			return cnt_err_set(err, "out of memory");
+		}
+		a->runs = v;
+		a->cruns = c;
+	}
+	a->runs[a->nruns++] = fd;
+	w = cnt_bucket_writer_new(fd, "spill file", CNT_CODEC_NULL, -1, err);
+	if (w == NULL)
+		return -1;
+	if (write_sorted(a, w, err) != 0 || cnt_writer_finish(w, err) != 0) {
+		cnt_writer_free(w);
+		return cnt_err_prefix(err, "spilling to '%s'", a->tmpdir);
+	}
+	cnt_writer_free(w);
+	a->st.runs++;
+	/* counted when the output is written, not per run */
+	a->st.sum_overflows = overflows;
+	a->st.events_out = represented;
+	return reset_groups(a) == 0 ? 0 : cnt_err_set(err, "out of memory");
+}
+
+/* ---- merging runs --------------------------------------------------- */
+
+typedef struct run {
+	cnt_bucket_in in;
+	cnt_bucket cur;
+	int live;
+} run;
+
+static int run_less(const run *r, uint32_t x, uint32_t y)
+{
+	int d = cnt_bucket_key_cmp(&r[x].cur, &r[y].cur);
+
+	return d < 0 || (d == 0 && x < y);
+}
+
+static void heap_down(const run *r, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && run_less(r, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && run_less(r, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		uint32_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	run *r = calloc(a->nruns, sizeof(*r));
+	uint32_t *heap = calloc(a->nruns, sizeof(*heap));
+	size_t n = 0;
+	cnt_buf key = CNT_BUF_INIT;
+	int rc = -1;
+
+	if (r == NULL || heap == NULL) {
+		cnt_err_set(err, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < a->nruns; i++) {
+		int got;
+
+		if (lseek(a->runs[i], 0, SEEK_SET) != 0) {
+			cnt_err_set(err, "cannot reread a spill file: %s", strerror(errno));
+			goto out;
+		}
+		if (cnt_bucket_in_open(&r[i].in, a->runs[i], "spill file", NULL, err) != 0)
+			goto out;
+		r[i].live = 1;
+		got = cnt_bucket_in_next(&r[i].in, &r[i].cur, err);
+		if (got < 0)
+			goto out;
+		if (got > 0)
+			heap[n++] = (uint32_t)i;
+	}
+	for (size_t i = n / 2; i-- > 0;)
+		heap_down(r, heap, n, i);
+	while (n > 0) {
+		agg g;
+		stream s;
+		cnt_slice member;
+		cnt_bucket k;
+
+		/* The smallest key, with its strings copied (the reader moves on). */
+		k = r[heap[0]].cur;
+		key.len = 0;
+		if (cnt_buf_append(&key, k.tenant_id.p, k.tenant_id.n) != 0 ||
+		    cnt_buf_append(&key, k.counter_id.p, k.counter_id.n) != 0 ||
+		    cnt_buf_append(&key, k.member_ref.p, k.member_ref.n) != 0) {
+			cnt_err_set(err, "out of memory");
+			goto out;
+		}
+		s.tenant = (char *)key.p;
+		s.tn = k.tenant_id.n;
+		s.counter = (char *)key.p + k.tenant_id.n;
+		s.cn = k.counter_id.n;
+		s.version = k.counter_version;
+		member.p = (const char *)key.p + k.tenant_id.n + k.counter_id.n;
+		member.n = k.member_ref.n;
+		k.tenant_id.p = s.tenant;
+		k.counter_id.p = s.counter;
+		k.member_ref = member;
+		memset(&g, 0, sizeof(g));
+		g.bucket_start = k.bucket_start;
+		g.bucket_end = k.bucket_end;
+		g.shard = k.shard;
+		g.max_ingest_time = INT64_MIN;
+		while (n > 0 && cnt_bucket_key_cmp(&r[heap[0]].cur, &k) == 0) {
+			run *top = &r[heap[0]];
+			int got;
+
+			merge_numbers(&g, &top->cur);
+			if (sketch_merge_bytes(NULL, &g.sketch, top->cur.sketch, err) != 0 ||
+			    sketch_merge_bytes(NULL, &g.late_sketch, top->cur.late_sketch, err) != 0)
+				goto fail_g;
+			got = cnt_bucket_in_next(&top->in, &top->cur, err);
+			if (got < 0)
+				goto fail_g;
+			if (got == 0)
+				heap[0] = heap[--n];
+			heap_down(r, heap, n, 0);
+		}
+		rc = emit(a, w, &s, member, &g, err);
+fail_g:
+		if (g.sketch) {
+			cnt_hll_release(g.sketch);
+			free(g.sketch);
+		}
+		if (g.late_sketch) {
+			cnt_hll_release(g.late_sketch);
+			free(g.late_sketch);
+		}
+		if (rc != 0)
+			goto out;
+		rc = -1;
+		a->st.groups_out++;
+	}
+	rc = 0;
+out:
+	if (r)
+		for (size_t i = 0; i < a->nruns; i++)
+			if (r[i].live)
+				cnt_bucket_in_release(&r[i].in);
+	free(r);
+	free(heap);
+	cnt_buf_release(&key);
+	return rc;
+}
+
+int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
+{
+	if (a->nruns == 0) {
+		a->st.groups_out = a->ngroups;
+		return write_sorted(a, w, err);
+	}
+	if (a->ngroups > 0 && spill(a, err) != 0)
+		return -1;
+	return merge_runs(a, w, err);
+}
+
+const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a)
+{
+	return &a->st;
+}

@@ -1,0 +1,58 @@
+/*
+ * accum.h - grouping events (and bucket records) into bucket aggregates,
+ * within a memory limit (cnt-accumulate).
+ *
+ * Groups live in a hash table keyed by (stream, member, bucket_start,
+ * shard), where a stream is an interned (tenant, counter, version) and a
+ * member an interned member_ref.  When the estimated memory passes the
+ * limit, the groups are sorted into canonical key order and written to a
+ * temporary run file (a bucket file, null codec) and the table starts
+ * empty; at the end the runs and what is left in memory are merged, equal
+ * keys combined, as sort(1) does.  Because every aggregate is commutative
+ * and associative, the output bytes are the same with or without spills.
+ *
+ * Memory: about 150 bytes per group plus 40 per distinct member plus the
+ * sketches (a sparse HLL++ takes 4 bytes per distinct item, a dense one 16
+ * KiB), plus 1 MiB of buffers per run while merging.
+ */
+#ifndef CNT_ACCUM_H
+#define CNT_ACCUM_H
+
+#include <stdint.h>
+
+#include "model/bucket.h"
+#include "model/windowed.h"
+
+typedef struct cnt_accum cnt_accum;
+
+typedef struct cnt_accum_stats {
+	uint64_t events, late_events, buckets_in;
+	uint64_t groups_out, runs;
+	uint64_t sum_overflows;        /* output records whose sum needs 128 bits */
+	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
+	uint64_t events_out;           /* count + late_count of the records written:
+	                                * events + events_in_buckets when balanced */
+	size_t peak_bytes;             /* largest memory estimate reached */
+} cnt_accum_stats;
+
+/* Makes an accumulator that spills above memory_limit bytes into
+ * temporary files in tmpdir.  NULL with err set on failure. */
+cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err);
+void cnt_accum_free(cnt_accum *a);
+
+/* Adds one windowed event.  0, or -1 with err set (out of memory, or a
+ * spill that could not be written). */
+int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
+/* Adds n windowed events (n <= CNT_ACCUM_BATCH) whose strings are all
+ * valid during the call; faster than one at a time.  0 or -1. */
+#define CNT_ACCUM_BATCH 32
+int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err);
+/* Adds one bucket record (merging bucket files).  0 or -1. */
+int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
+/* Writes every group, in canonical order, one record per key, to w.
+ * Returns 0 or -1 with err set.  The accumulator is spent afterwards. */
+int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);
+
+const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a);
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * bucket.h - bucket aggregates (cnt.BucketAggregate,
+ * lib/model/schemas/bucket_aggregate.avsc; cnt-bucket(5)): the struct, its
+ * encoding, the canonical key order, and a reader.
+ *
+ * A bucket file holds one record per key (tenant_id, counter_id,
+ * counter_version, member_ref, bucket_start, shard), sorted by that key:
+ * strings by their bytes (memcmp, shorter first on a tie), numbers as
+ * signed integers.  Every aggregate in a record is commutative and
+ * associative (sums are exact 128-bit integers, min, max, latest times,
+ * HyperLogLog++ unions in canonical form), so the same events give the
+ * same bytes however they were ordered, split and merged.
+ */
+#ifndef CNT_BUCKET_H
+#define CNT_BUCKET_H
+
+#include <stdint.h>
+
+#include "avro/container.h"
+#include "count/hll.h"
+#include "ingest/rawevent.h"
+#include "model/record_reader.h"
+
+typedef __int128 cnt_i128;
+
+typedef struct cnt_bucket {
+	cnt_slice tenant_id, counter_id;
+	int32_t counter_version;
+	cnt_slice member_ref;
+	int64_t bucket_start, bucket_end;
+	int32_t shard;
+	int64_t count;
+	cnt_i128 sum;                 /* exact */
+	int has_min, has_max, has_last;
+	int64_t min, max, last_event_time;
+	int64_t max_ingest_time;
+	int64_t late_count;
+	cnt_i128 late_sum;
+	cnt_slice sketch, late_sketch; /* serialized HLL++, p == NULL: none */
+} cnt_bucket;
+
+/* Appends b's Avro encoding.  Returns 0 or -1 (out of memory). */
+int cnt_bucket_encode(const cnt_bucket *b, cnt_buf *out);
+
+/* A writer of bucket files (the schema written compactly). */
+cnt_writer *cnt_bucket_writer_new(int fd, const char *name, cnt_codec_id codec, int level, cnt_err *err);
+
+/* Compares keys in the canonical order: <0, 0, >0. */
+int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b);
+
+/* Whether an exact sum fits a signed 64-bit long. */
+static inline int cnt_i128_fits64(cnt_i128 v)
+{
+	return v >= INT64_MIN && v <= INT64_MAX;
+}
+
+/* Appends b as a compact JSON object: its fields as cnt-cat prints them,
+ * except sketches, which are given as their estimates ("sketch_estimate",
+ * "late_sketch_estimate"; null when absent or unreadable) and a 128-bit
+ * sum, which is a decimal number.  Returns 0 or -1. */
+int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out);
+
+/* Compares everything but the key: 0 when equal.  tolerance > 0 compares
+ * sketches by their estimates, equal within that relative difference;
+ * 0 compares their bytes. */
+int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance);
+
+typedef struct cnt_bucket_in {
+	cnt_typed_in t;
+} cnt_bucket_in;
+
+/* Opens a bucket file on fd (not closed).  0, or -1 with err set. */
+int cnt_bucket_in_open(cnt_bucket_in *in, int fd, const char *name, const cnt_limits *lim, cnt_err *err);
+/* The same for an input already open: takes rin over, also on failure. */
+int cnt_bucket_in_adopt(cnt_bucket_in *in, cnt_records *rin, const cnt_limits *lim, cnt_err *err);
+/* Reads the next record (slices valid until the next call): 1, 0 at the
+ * end, -1 with err naming the place. */
+int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err);
+void cnt_bucket_in_release(cnt_bucket_in *in);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * defs.h - the definitions file: cnt's control plane.
+ *
+ * One JSON document declares the tenants, the counters (each a list of
+ * numbered versions), the leaderboards and the seasons every tool works
+ * against.  The format is described in defs.c and in cnt-definitions(5).
+ *
+ * Ownership: cnt_defs_load()/cnt_defs_parse() return one heap object that
+ * owns everything reachable from it.  Every pointer handed out by the
+ * accessors below (structs, strings, arrays) stays valid until
+ * cnt_defs_free() and must not be freed by the caller.  A loaded cnt_defs
+ * is never modified, so it may be shared read-only between threads.
+ */
+#ifndef CNT_DEFS_H
+#define CNT_DEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+
+#define CNT_DEFS_FORMAT "cnt-definitions/1"
+#define CNT_DEFS_ID_MAX 128 /* bytes, for every *_id */
+
+typedef enum {
+	CNT_CTYPE_EXACT,  /* signed 64-bit sum of deltas */
+	CNT_CTYPE_UNIQUE, /* distinct items (HyperLogLog++) */
+	CNT_CTYPE_MIN,    /* smallest delta seen */
+	CNT_CTYPE_MAX     /* largest delta seen */
+} cnt_counter_type;
+
+enum {
+	CNT_DEDUP_IDEMPOTENCY_KEY = 0, /* one event per idempotency_key */
+	CNT_DEDUP_ITEM_MEMBER = 1      /* one event per (item, member_ref) */
+};
+
+typedef enum {
+	CNT_WIN_ALL_TIME,
+	CNT_WIN_DAY,
+	CNT_WIN_WEEK,
+	CNT_WIN_MONTH,
+	CNT_WIN_SEASON,
+	CNT_WIN_ROLLING_24H,
+	CNT_WIN_LAST_30D,
+	CNT_WIN_RANGE,
+	CNT_WIN_COUNT
+} cnt_window_kind;
+
+#define CNT_WIN_BIT(k) (1u << (unsigned)(k))
+
+typedef struct cnt_tenant {
+	const char *tenant_id;
+	const char *name;     /* tenant_id when not given */
+	const char *timezone; /* IANA name, checked against the zoneinfo files */
+	int64_t event_quota_per_s; /* 0 = unlimited */
+	int64_t member_cap;        /* 0 = unlimited */
+	int64_t deletion_sla_days;
+} cnt_tenant;
+
+typedef struct cnt_counter_version {
+	int version;                /* >= 1 */
+	int64_t effective_from_ms;  /* UTC epoch ms; INT64_MIN if absent */
+	cnt_counter_type type;
+	int64_t bounds_lo, bounds_hi; /* inclusive bounds on delta */
+	int64_t lateness_horizon_s;
+	int64_t dedup_horizon_s;
+	int dedup_key;              /* CNT_DEDUP_* */
+	int client_writable;        /* 0 or 1 */
+	unsigned windows;           /* set of CNT_WIN_BIT(cnt_window_kind) */
+	double unit_cost_per_m;     /* cost note per million events */
+} cnt_counter_version;
+
+struct cnt_tenant;
+typedef struct cnt_counter {
+	const char *tenant_id, *counter_id;
+	const cnt_tenant *tenant;
+	size_t nversions;               /* >= 1 */
+	cnt_counter_version *versions;  /* ascending by version and effective_from */
+} cnt_counter;
+
+/* A point in time as written in the file: either an instant (with "Z" or a
+ * numeric offset) or a local wall-clock time in some timezone. */
+typedef struct cnt_deftime {
+	const char *text;   /* as written */
+	int has_offset;     /* 1: ms is an instant; 0: a local time */
+	int64_t ms;         /* UTC epoch ms if has_offset, else 0 */
+	int64_t civil_ms;   /* the wall-clock fields read as if they were UTC */
+} cnt_deftime;
+
+typedef enum { CNT_SCOPE_GLOBAL, CNT_SCOPE_REGION, CNT_SCOPE_COHORT } cnt_scope_kind;
+typedef enum {
+	CNT_TIE_EARLIEST_ACHIEVER, /* who reached the value first ranks higher */
+	CNT_TIE_LATEST_ACHIEVER,
+	CNT_TIE_MEMBER_REF_ASC     /* total order; always the last rule */
+} cnt_tie_break;
+typedef enum { CNT_RANK_COMPETITION, CNT_RANK_DENSE, CNT_RANK_ORDINAL } cnt_rank_numbering;
+typedef enum { CNT_HIST_LOG, CNT_HIST_LINEAR } cnt_hist_scale;
+
+#define CNT_TIE_MAX 3
+
+typedef struct cnt_leaderboard {
+	const char *board_id, *tenant_id, *counter_id;
+	const cnt_tenant *tenant;
+	const cnt_counter *counter;
+	int counter_version;        /* pinned version, or 0: every version */
+	cnt_window_kind window;
+	int week_start;             /* 0 = monday ... 6 = sunday */
+	cnt_deftime range_from, range_to; /* only for CNT_WIN_RANGE */
+	cnt_scope_kind scope_kind;
+	const char *scope_attr;     /* attrs key; NULL for global */
+	int order_asc;              /* 1: smaller values rank higher */
+	size_t ntie_break;          /* 1..CNT_TIE_MAX; last is MEMBER_REF_ASC */
+	cnt_tie_break tie_break[CNT_TIE_MAX];
+	cnt_rank_numbering rank_numbering;
+	int64_t materialised_cap;
+	int64_t freshness_budget_s;
+	cnt_hist_scale hist_scale;
+	int hist_buckets;           /* 1..65536 */
+	int64_t hist_width;         /* linear only; 0 = chosen from the data */
+} cnt_leaderboard;
+
+typedef enum { CNT_SEASON_OPEN, CNT_SEASON_CLOSING, CNT_SEASON_CLOSED } cnt_season_state;
+
+typedef struct cnt_season {
+	const char *season_id, *board_id;
+	const cnt_leaderboard *board;
+	const char *timezone;       /* the board's tenant's when not given */
+	cnt_deftime opens_at, closes_at; /* opens_at < closes_at */
+	cnt_season_state state;
+} cnt_season;
+
+typedef struct cnt_defs cnt_defs;
+
+/* Reads and validates the definitions file at path.  Returns a new object
+ * the caller frees with cnt_defs_free(), or NULL with err set to one line
+ * "definitions 'PATH': $.json.path: what is wrong" (the first error found;
+ * JSON syntax errors name line and column instead of a path). */
+cnt_defs *cnt_defs_load(const char *path, cnt_err *err);
+
+/* The same from n bytes of memory (need not be NUL-terminated); name is
+ * used in error messages only and is not retained. */
+cnt_defs *cnt_defs_parse(const char *text, size_t n, const char *name, cnt_err *err);
+
+/* Frees d and everything reachable from it; NULL is a no-op. */
+void cnt_defs_free(cnt_defs *d);
+
+/* Lookups by id (id bytes need not be NUL-terminated).  Hash-table backed,
+ * no allocation; return NULL when the id is not declared. */
+const cnt_tenant *cnt_defs_tenant(const cnt_defs *d, const char *id, size_t n);
+const cnt_counter *cnt_defs_counter(const cnt_defs *d, const char *tenant, size_t tn,
+				    const char *counter, size_t cn);
+const cnt_leaderboard *cnt_defs_board(const cnt_defs *d, const char *id, size_t n);
+const cnt_season *cnt_defs_season(const cnt_defs *d, const char *id, size_t n);
+
+/* The version in force at UTC epoch ms t: the highest version whose
+ * effective_from <= t.  NULL when none is (the counter is not yet defined
+ * at t; callers report that as an unknown counter). */
+const cnt_counter_version *cnt_counter_version_at(const cnt_counter *c, int64_t t_ms);
+/* The version numbered version, or NULL. */
+const cnt_counter_version *cnt_counter_version_get(const cnt_counter *c, int version);
+/* The newest version (never NULL for a counter from a loaded cnt_defs). */
+const cnt_counter_version *cnt_counter_version_latest(const cnt_counter *c);
+
+/* Iteration in file order: i in 0 .. count-1; out of range gives NULL. */
+size_t cnt_defs_ntenants(const cnt_defs *d);
+const cnt_tenant *cnt_defs_tenant_at(const cnt_defs *d, size_t i);
+size_t cnt_defs_ncounters(const cnt_defs *d);
+const cnt_counter *cnt_defs_counter_at(const cnt_defs *d, size_t i);
+size_t cnt_defs_nboards(const cnt_defs *d);
+const cnt_leaderboard *cnt_defs_board_at(const cnt_defs *d, size_t i);
+size_t cnt_defs_nseasons(const cnt_defs *d);
+const cnt_season *cnt_defs_season_at(const cnt_defs *d, size_t i);
+
+/* Names as written in the file ("exact", "week", ...); "?" if out of range. */
+const char *cnt_defs_ctype_name(cnt_counter_type t);
+const char *cnt_defs_window_name(cnt_window_kind k);
+
+/* Checks that name is an IANA timezone with a TZif file under $TZDIR (or
+ * /usr/share/zoneinfo).  Rejects absolute names and names containing "..".
+ * Returns 0, or -1 with err saying why. */
+int cnt_defs_check_timezone(const char *name, cnt_err *err);
+
+#endif

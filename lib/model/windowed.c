@@ -1,0 +1,133 @@
+/*
+ * windowed.c - cnt.WindowedEvent (see windowed.h).
+ */
+#include "model/windowed.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "avro/encoding.h"
+#include "model/record_reader.h"
+
+extern const char cnt_schema_counting_event[];
+
+char *cnt_windowed_schema_json(cnt_err *err)
+{
+	json_error_t je;
+	json_t *ev = json_loads(cnt_schema_counting_event, 0, &je);
+	json_t *root;
+	char *s;
+
+	if (ev == NULL) {
+		cnt_err_set(err, "internal: built-in schema: %s", je.text);
+		return NULL;
+	}
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:o}]}",
+		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
+		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
+		"fields",
+		"name", "bucket_start", "type", "type", "long", "logicalType", "timestamp-millis",
+		"doc", "UTC instant the tenant-local hour holding event_time began.",
+		"name", "bucket_end", "type", "type", "long", "logicalType", "timestamp-millis",
+		"name", "late", "type", "boolean", "doc", "ingest_time is after bucket_end plus the counter's lateness horizon.",
+		"name", "shard", "type", "int", "doc", "Which shard of a hot key the event is counted in.",
+		"name", "event", "type", ev);
+	if (root == NULL) {
+		cnt_err_set(err, "out of memory");
+		return NULL;
+	}
+	s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(root);
+	if (s == NULL)
+		cnt_err_set(err, "out of memory");
+	return s;
+}
+
+int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
+{
+	int rc = 0;
+
+	rc |= cnt_bin_write_long(b, w->bucket_start);
+	rc |= cnt_bin_write_long(b, w->bucket_end);
+	rc |= cnt_buf_putc(b, w->late ? 1 : 0);
+	rc |= cnt_bin_write_long(b, w->shard);
+	return rc ? -1 : 0;
+}
+
+struct cnt_windowed_in {
+	cnt_typed_in t;
+	cnt_attrs_buf ab;
+};
+
+cnt_windowed_in *cnt_windowed_in_adopt(cnt_records *rin, const cnt_limits *lim, cnt_err *err)
+{
+	cnt_windowed_in *in = calloc(1, sizeof(*in));
+	char *json = cnt_windowed_schema_json(err);
+	int rc;
+
+	if (in == NULL || json == NULL) {
+		if (in == NULL)
+			cnt_err_set(err, "out of memory");
+		cnt_records_free(rin);
+		free(in);
+		free(json);
+		return NULL;
+	}
+	rc = cnt_typed_in_adopt(&in->t, rin, json, lim, err);
+	free(json);
+	if (rc != 0) {
+		free(in);
+		return NULL;
+	}
+	return in;
+}
+
+void cnt_windowed_in_free(cnt_windowed_in *in)
+{
+	if (in == NULL)
+		return;
+	cnt_typed_in_release(&in->t);
+	cnt_attrs_buf_release(&in->ab);
+	free(in);
+}
+
+int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
+{
+	cnt_cur *c = &in->t.cur;
+	cnt_val v;
+	int64_t shard;
+	int rc = cnt_typed_in_step(&in->t, err);
+
+	if (rc <= 0)
+		return rc;
+	if (!in->t.fast) {
+		if (cnt_typed_in_resolve(&in->t, &v, err) != 0)
+			return -1;
+		w->bucket_start = v.u.v[0].u.i;
+		w->bucket_end = v.u.v[1].u.i;
+		w->late = (int)v.u.v[2].u.i;
+		w->shard = (int32_t)v.u.v[3].u.i;
+		return cnt_event_from_val(&v.u.v[4], &w->ev, &in->ab, err) == 0 ? 1 : -1;
+	}
+	if (cnt_bin_read_long(c, &w->bucket_start) != 0 || cnt_bin_read_long(c, &w->bucket_end) != 0 ||
+	    c->p >= c->end || *c->p > 1) {
+		cnt_err_set(err, "malformed window fields: corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->late = *c->p++;
+	if (cnt_bin_read_long(c, &shard) != 0 || shard < INT32_MIN || shard > INT32_MAX) {
+		cnt_err_set(err, "malformed shard: corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->shard = (int32_t)shard;
+	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
+		return cnt_typed_in_where(&in->t, err);
+	return 1;
+}
+
+int64_t cnt_windowed_in_left(const cnt_windowed_in *in)
+{
+	return in->t.left;
+}

@@ -1,0 +1,52 @@
+/*
+ * windowed.h - cnt.WindowedEvent, what cnt-window writes and
+ * cnt-accumulate reads: an event with the event-time bucket it belongs
+ * to, whether it arrived late, and its shard.
+ *
+ *   {"type": "record", "name": "WindowedEvent", "namespace": "cnt",
+ *    "fields": [
+ *      {"name": "bucket_start", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+ *      {"name": "bucket_end",   "type": {"type": "long", "logicalType": "timestamp-millis"}},
+ *      {"name": "late",  "type": "boolean"},
+ *      {"name": "shard", "type": "int"},
+ *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
+ *
+ * The event is nested whole, so its Avro bytes follow the four leading
+ * fields unchanged: cnt-window copies them instead of re-encoding.  The
+ * schema text is built from counting_event.avsc, so the two cannot drift.
+ */
+#ifndef CNT_WINDOWED_H
+#define CNT_WINDOWED_H
+
+#include "model/event.h"
+#include "avro/records.h"
+
+typedef struct cnt_windowed {
+	int64_t bucket_start, bucket_end;  /* epoch ms UTC, [start, end) */
+	int late;
+	int32_t shard;
+	cnt_event ev;
+} cnt_windowed;
+
+/* The schema as compact JSON; the caller frees it.  NULL when out of
+ * memory (err set). */
+char *cnt_windowed_schema_json(cnt_err *err);
+
+/* Appends the four leading fields; the event's bytes must follow. */
+int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
+
+typedef struct cnt_windowed_in cnt_windowed_in;
+
+/* Reads windowed events from an input already open (cnt-accumulate looks
+ * at the writer's schema first), resolving any other writer schema to
+ * ours; takes rin over, also on failure.  NULL with err set on failure. */
+cnt_windowed_in *cnt_windowed_in_adopt(cnt_records *rin, const cnt_limits *lim, cnt_err *err);
+/* Reads the next one.  1, 0 at the end, -1 with err naming the place. */
+int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err);
+void cnt_windowed_in_free(cnt_windowed_in *in);
+/* Records left in the current block: while it is not 0, the next call
+ * does not invalidate the strings of the events read before (they point
+ * into the block). */
+int64_t cnt_windowed_in_left(const cnt_windowed_in *in);
+
+#endif
