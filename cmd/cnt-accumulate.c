@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "count/accum.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "base/outfile.h"
 
 static const char usage[] =
@@ -121,7 +121,7 @@ int main(int argc, char **argv)
 		case 'T': tmpdir = optarg; break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+			if (cnt_cli_old_level(optarg, &level, &C.err) != 0)
 				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
@@ -149,20 +149,20 @@ int main(int argc, char **argv)
 		if (memory < ((size_t)256 << 20))
 			memory = (size_t)256 << 20;
 	}
-	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+	if (codec_name && cnt_cli_old_codec(codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	acc = cnt_accum_new(memory, tmpdir, &C.err);
 	if (acc == NULL)
 		die("%s", C.err.msg);
 	/* Opened before reading, so a bad output fails fast; written only
 	 * once everything is read. */
-	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
+	if (cnt_cli_old_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = cnt_cli_open_in(name, &C.err);
+		int fd = cnt_cli_old_open_in(name, &C.err);
 		cnt_records *rin;
 		const char *kind;
 		int rc;
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 			die("'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",
 				name, *kind ? kind : "unnamed");
 		}
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 
 	w = cnt_bucket_writer_new(C.out.fd, out_path ? out_path : "standard output", codec, level, &C.err);
@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 			",\"peak_memory_estimate\":%zu,\"memory_limit\":%zu}\n",
 			st->events + st->buckets_in, st->groups_out, st->events, st->late_events, st->buckets_in,
 			st->events_in_buckets, st->events_out, st->runs, st->sum_overflows, st->peak_bytes, memory) != 0 ||
-		    cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+		    cnt_cli_old_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
 			die("%s", C.err.msg[0] ? C.err.msg : "out of memory");
 		cnt_buf_release(&b);
 	}

@@ -9,7 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/cli.h"
+#include "base/outfile.h"
+#include "cli/legacy.h"
 #include "avro/container.h"
 #include "model/event.h"
 #include "avro/json.h"
@@ -306,13 +307,13 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cnt-cat: '-': %llu records\n", n);
 	}
 	for (int i = optind; i < argc && (o.head < 0 || total < (unsigned long long)o.head); i++) {
-		int fd = cnt_cli_open_in(argv[i], &err);
+		int fd = cnt_cli_old_open_in(argv[i], &err);
 		unsigned long long n;
 
 		if (fd < 0)
 			die("%s", err.msg);
 		n = cat_one(&o, fd, argv[i], reader, &total, &header_done);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 		if (o.verbose)
 			fprintf(stderr, "cnt-cat: '%s': %llu records\n", argv[i], n);
 	}

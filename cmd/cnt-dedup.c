@@ -17,7 +17,7 @@
 #include "model/defs.h"
 #include "model/event.h"
 #include "avro/json.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "base/outfile.h"
 
 static const char usage[] =
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		case 'r': rej_path = optarg; break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+			if (cnt_cli_old_level(optarg, &level, &C.err) != 0)
 				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
@@ -154,7 +154,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+	if (codec_name && cnt_cli_old_codec(codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	defs = cnt_defs_load(defs_path, &C.err);
 	if (defs == NULL)
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
 	}
 	loaded = dd.count;
 
-	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
+	if (cnt_cli_old_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	C.w = cnt_event_writer_new(C.out.fd, out_path ? out_path : "standard output", codec, level, &C.err);
 	if (C.w == NULL)
@@ -195,7 +195,7 @@ int main(int argc, char **argv)
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = cnt_cli_open_in(name, &C.err);
+		int fd = cnt_cli_old_open_in(name, &C.err);
 		cnt_event_in *ein;
 		cnt_event ev;
 		int rc;
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 			cnt_dedup_prefetch(&dd, pe->key);
 		}
 		cnt_event_in_free(ein);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 	if (in != out + dups + rejected)
 		die("internal: records do not balance: in %" PRIu64 " != out %" PRIu64 " + duplicate %" PRIu64
@@ -326,7 +326,7 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 		oom(cnt_buf_append(&b, "]}\n", 3));
-		if (cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+		if (cnt_cli_old_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
 			die("%s", C.err.msg);
 		cnt_buf_release(&b);
 	}

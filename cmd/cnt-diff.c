@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "model/bucket.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "avro/json.h"
 #include "base/outfile.h"
 
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
 			",\"only_left\":%" PRIu64 ",\"only_right\":%" PRIu64 ",\"changed\":%" PRIu64 ",\"equal\":%s}\n",
 			nl, nr, only_l, only_r, changed, only_l + only_r + changed ? "false" : "true") != 0)
 			die("out of memory");
-		if (cnt_cli_stats(&stats_out, stats_path, &b, &err) != 0 || cnt_out_commit(&stats_out, &err) != 0)
+		if (cnt_cli_old_stats(&stats_out, stats_path, &b, &err) != 0 || cnt_out_commit(&stats_out, &err) != 0)
 			die("%s", err.msg);
 		cnt_buf_release(&b);
 	}

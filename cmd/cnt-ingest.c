@@ -14,7 +14,7 @@
 
 #include "ingest/admit.h"
 #include "avro/json.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "base/outfile.h"
 #include "avro/records.h"
 #include "time/timefmt.h"
@@ -504,7 +504,7 @@ static void write_stats(const char *path)
 		oom(cnt_buf_printf(&b, ",\"format\":\"%s\",\"records\":%" PRIu64 "}", fmt_names[C.inputs[i].fmt], C.inputs[i].records));
 	}
 	oom(cnt_buf_printf(&b, "],\"blank_lines\":%" PRIu64 "}\n", C.blank_lines));
-	if (cnt_cli_stats(&C.stats_out, path, &b, &C.err) != 0)
+	if (cnt_cli_old_stats(&C.stats_out, path, &b, &C.err) != 0)
 		die("%s", C.err.msg);
 	cnt_buf_release(&b);
 }
@@ -563,7 +563,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+			if (cnt_cli_old_level(optarg, &level, &C.err) != 0)
 				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
@@ -585,7 +585,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+	if (codec_name && cnt_cli_old_codec(codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	if (stats_path && strcmp(stats_path, "-") == 0)
 		die("--stats: name a file (standard output carries the events)");
@@ -611,7 +611,7 @@ int main(int argc, char **argv)
 	if (C.raw_schema == NULL)
 		die("internal: %s", C.err.msg);
 
-	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
+	if (cnt_cli_old_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	if (rej_path) {
 		if (cnt_out_open(&C.rej_out, rej_path, &C.err) != 0)
@@ -633,13 +633,13 @@ int main(int argc, char **argv)
 		die("out of memory");
 	for (C.cur = 0; C.cur < C.ninputs; C.cur++) {
 		const char *name = optind < argc ? argv[optind + (int)C.cur] : "-";
-		int fd = cnt_cli_open_in(name, &C.err);
+		int fd = cnt_cli_old_open_in(name, &C.err);
 
 		C.inputs[C.cur].name = name;
 		if (fd < 0)
 			die("%s", C.err.msg);
 		ingest_one(fd, name, forced);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 	C.cur = 0;
 	for (int i = 0; i < BATCH; i++)

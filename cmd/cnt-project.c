@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "model/bucket.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "model/event.h"
 #include "avro/json.h"
 #include "base/outfile.h"
@@ -347,7 +347,7 @@ int main(int argc, char **argv)
 	if (scopes)
 		load_scopes(p, scopes);
 	if (scopes_from) {
-		int fd = cnt_cli_open_in(scopes_from, &err);
+		int fd = cnt_cli_old_open_in(scopes_from, &err);
 		cnt_event_in *in;
 		cnt_event e;
 		int rc;
@@ -361,10 +361,10 @@ int main(int argc, char **argv)
 			if (rc < 0 || cnt_proj_scope_from_event(p, &e) != 0)
 				die("%s", rc < 0 ? err.msg : "out of memory");
 		cnt_event_in_free(in);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 	for (int i = optind; i < argc; i++) {
-		int fd = cnt_cli_open_in(argv[i], &err);
+		int fd = cnt_cli_old_open_in(argv[i], &err);
 		cnt_bucket_in in;
 		cnt_bucket bk;
 		int rc;
@@ -377,7 +377,7 @@ int main(int argc, char **argv)
 			if (rc < 0 || cnt_proj_add_bucket(p, &bk, &err) != 0)
 				die("%s", err.msg);
 		cnt_bucket_in_release(&in);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 	if (cnt_proj_finish(p, &err) != 0)
 		die("%s", err.msg);
@@ -451,7 +451,7 @@ int main(int argc, char **argv)
 	if (stats_path) {
 		cnt_out o;
 
-		if (cnt_cli_stats(&o, stats_path, &stats, &err) != 0 || cnt_out_commit(&o, &err) != 0)
+		if (cnt_cli_old_stats(&o, stats_path, &stats, &err) != 0 || cnt_out_commit(&o, &err) != 0)
 			die("%s", err.msg);
 	}
 	cnt_buf_release(&stats);

@@ -15,7 +15,8 @@
 
 #include <jansson.h>
 
-#include "cli/cli.h"
+#include "base/outfile.h"
+#include "cli/legacy.h"
 #include "model/event.h"
 #include "base/fpset.h"
 #include "avro/json.h"
@@ -327,7 +328,7 @@ static int64_t rank_in_head(const cnt_view *v, const vinfo *vi, const cnt_view_e
 static int overlay(const char *path, const vinfo *vi, const char *member, cnt_view_entry *me,
 	int have, uint64_t *events, int64_t *delta)
 {
-	int fd = cnt_cli_open_in(path, &err);
+	int fd = cnt_cli_old_open_in(path, &err);
 	cnt_event_in *in;
 	cnt_event e;
 	cnt_fpset seen;
@@ -337,7 +338,7 @@ static int overlay(const char *path, const vinfo *vi, const char *member, cnt_vi
 	if (fd < 0)
 		die("overlay: %s", err.msg);
 	if (vi->type == CNT_CTYPE_UNIQUE) {
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 		return -1;
 	}
 	in = cnt_event_in_open(fd, path, NULL, &err);
@@ -383,7 +384,7 @@ static int overlay(const char *path, const vinfo *vi, const char *member, cnt_vi
 	}
 	cnt_fpset_release(&seen);
 	cnt_event_in_free(in);
-	cnt_cli_close_in(fd);
+	cnt_cli_old_close_in(fd);
 	return 0;
 }
 

@@ -16,7 +16,7 @@
 
 #include "model/defs.h"
 #include "avro/json.h"
-#include "cli/cli.h"
+#include "cli/legacy.h"
 #include "base/outfile.h"
 #include "time/tz.h"
 #include "model/windowed.h"
@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c': codec_name = optarg; break;
 		case 'L':
-			if (cnt_cli_level(optarg, &level, &C.err) != 0)
+			if (cnt_cli_old_level(optarg, &level, &C.err) != 0)
 				die("%s", C.err.msg);
 			break;
 		case 'S': stats_path = optarg; break;
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return CNT_EXIT_TROUBLE;
 	}
-	if (codec_name && cnt_cli_codec(codec_name, &codec, &C.err) != 0)
+	if (codec_name && cnt_cli_old_codec(codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	defs = cnt_defs_load(defs_path, &C.err);
 	if (defs == NULL)
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	if (tzc == NULL || cur == NULL || cur_ok == NULL || cs == NULL)
 		die("out of memory");
 
-	if (cnt_cli_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
+	if (cnt_cli_old_avro_out(&C.out, out_path, codec_name, &codec, &C.err) != 0)
 		die("%s", C.err.msg);
 	schema = cnt_windowed_schema_json(&C.err);
 	if (schema == NULL)
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
 	nin = optind < argc ? argc - optind : 1;
 	for (int i = 0; i < nin; i++) {
 		const char *name = optind < argc ? argv[optind + i] : "-";
-		int fd = cnt_cli_open_in(name, &C.err);
+		int fd = cnt_cli_old_open_in(name, &C.err);
 		cnt_event_in *ein;
 		cnt_windowed wv;
 		int rc;
@@ -266,7 +266,7 @@ int main(int argc, char **argv)
 			out++;
 		}
 		cnt_event_in_free(ein);
-		cnt_cli_close_in(fd);
+		cnt_cli_old_close_in(fd);
 	}
 	if (in != out + rejected)
 		die("internal: records do not balance: in %" PRIu64 " != out %" PRIu64 " + rejected %" PRIu64,
@@ -296,7 +296,7 @@ int main(int argc, char **argv)
 			first = 0;
 		}
 		oom(cnt_buf_append(&b, "]}\n", 3));
-		if (cnt_cli_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
+		if (cnt_cli_old_stats(&C.stats_out, stats_path, &b, &C.err) != 0)
 			die("%s", C.err.msg);
 		cnt_buf_release(&b);
 	}

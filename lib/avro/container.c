@@ -2,6 +2,7 @@
  * container.c - Avro object container reader and writer (see container.h).
  */
 #include "avro/container.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -190,7 +191,7 @@ static int read_header(cnt_reader *r, cnt_err *err)
 	r->in_pos += 4;
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	/* Linked first, so that every exit below leaves it to be freed. */
 	h->next = r->hdrs;
 	r->hdrs = h;
@@ -394,7 +395,7 @@ static void *producer_main(void *arg)
 			cnt_buf_append(&j->comp, payload, size);
 		} else if (rc == 1) {
 			j->rc = -1;
-			cnt_err_set(&j->err, "out of memory");
+			cnt_err_nomem(&j->err);
 		}
 		pthread_mutex_lock(&r->mu);
 		j->state = rc == 1 && j->rc == 1 ? J_RAW : J_DONE;
@@ -440,7 +441,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&r->mu);
 		if (codec == NULL) {
 			j->rc = -1;
-			cnt_err_set(&j->err, "out of memory");
+			cnt_err_nomem(&j->err);
 		} else if (finish_block(r, j->h, codec, j->comp.p, j->comp.len, &j->out, &j->b, &j->err) != 0) {
 			j->rc = -1;
 		}
@@ -535,7 +536,7 @@ cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefi
 	cnt_reader *r = calloc(1, sizeof(*r));
 
 	if (r == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	r->report_headers = (flags & CNT_READER_HEADERS) != 0;
@@ -548,7 +549,7 @@ cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefi
 	r->in = malloc(r->in_cap);
 	r->codec = cnt_codec_new();
 	if (r->name == NULL || r->in == NULL || r->codec == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		cnt_reader_free(r);
 		return NULL;
 	}
@@ -692,24 +693,6 @@ struct cnt_writer {
 	uint64_t qseq, wseq;   /* next block to queue / to write */
 };
 
-int cnt_write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *q = p;
-
-	while (n > 0) {
-		ssize_t w = write(fd, q, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		q += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err)
 {
@@ -734,7 +717,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	if (w == NULL || (w->name = strdup(name)) == NULL || (w->schema = strdup(schema_json)) == NULL ||
 	    (w->codec = cnt_codec_new()) == NULL) {
 		cnt_writer_free(w);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	w->fd = fd;
@@ -747,7 +730,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	st = XXH3_createState();
 	if (st == NULL) {
 		cnt_writer_free(w);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	XXH3_128bits_reset(st);
@@ -760,7 +743,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	memcpy(w->sync, canon.digest, CNT_SYNC_SIZE);
 	if (cnt_buf_reserve(&w->block, w->block_bytes + 4096) != 0) {
 		cnt_writer_free(w);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	start_writer_threads(w);
@@ -772,7 +755,7 @@ int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, c
 	if (w->header_done)
 		return cnt_err_set(err, "internal: metadata after the header was written");
 	if (cnt_bin_write_bytes(&w->meta, key, strlen(key)) != 0 || cnt_bin_write_bytes(&w->meta, val, n) != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	w->nmeta++;
 	return 0;
 }
@@ -798,9 +781,9 @@ static int write_header(cnt_writer *w, cnt_err *err)
 	rc |= cnt_bin_write_long(&w->out, 0);
 	rc |= cnt_buf_append(&w->out, w->sync, CNT_SYNC_SIZE);
 	if (rc != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	if (cnt_write_all(w->fd, w->out.p, w->out.len) != 0)
-		return cnt_err_set(err, "'%s': write error: %s", w->name, strerror(errno));
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
 	w->header_done = 1;
 	return 0;
 }
@@ -814,7 +797,7 @@ static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, siz
 	hn += cnt_bin_put_long(head + hn, (int64_t)plen);
 	if (cnt_write_all(w->fd, head, hn) != 0 || cnt_write_all(w->fd, payload, plen) != 0 ||
 	    cnt_write_all(w->fd, w->sync, CNT_SYNC_SIZE) != 0)
-		return cnt_err_set(err, "'%s': write error: %s", w->name, strerror(errno));
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
 	return 0;
 }
 
@@ -846,7 +829,7 @@ static void *wworker_main(void *arg)
 		j->state = W_WORKING;
 		pthread_mutex_unlock(&w->mu);
 		if (codec == NULL)
-			j->rc = cnt_err_set(&j->err, "out of memory");
+			j->rc = cnt_err_nomem(&j->err);
 		else if (cnt_codec_compress(codec, w->cid, w->level, j->raw.p, j->raw.len, &j->comp, &j->err) != 0)
 			j->rc = cnt_err_prefix(&j->err, "'%s'", w->name);
 		else
@@ -913,7 +896,7 @@ static int flush_block(cnt_writer *w, cnt_err *err)
 		pthread_mutex_unlock(&w->mu);
 		w->block_count = 0;
 		if (rc == 0 && cnt_buf_reserve(&w->block, w->block_bytes + 4096) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		return rc;
 	}
 	if (w->cid != CNT_CODEC_NULL) {

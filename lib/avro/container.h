@@ -105,7 +105,4 @@ int cnt_writer_finish(cnt_writer *w, cnt_err *err);
 uint64_t cnt_writer_records(const cnt_writer *w);
 void cnt_writer_free(cnt_writer *w);
 
-/* Writes all n bytes to fd, retrying short writes.  0 or -1 (errno set). */
-int cnt_write_all(int fd, const void *p, size_t n);
-
 #endif

@@ -40,7 +40,7 @@ static int ensure_plan(cnt_records *in, cnt_err *err)
 
 		if (cnt_schema_canonical(w->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
 			cnt_buf_release(&canon);
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		}
 		in->use_skipper = strcmp((const char *)canon.p, in->skip_canon) == 0;
 		cnt_buf_release(&canon);
@@ -78,7 +78,7 @@ cnt_records *cnt_records_open_prefixed(int fd, const char *name, const void *pre
 	cnt_records *in = calloc(1, sizeof(*in));
 
 	if (in == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	in->lim = lim ? *lim : cnt_limits_default();

@@ -62,7 +62,10 @@ static int fail(parser *ps, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return cnt_err_set(ps->err, "schema %s: %s", ps->path[0] ? ps->path : "$", what);
+	cnt_err_set(ps->err, "schema %s: %s", ps->path[0] ? ps->path : "$", what);
+	if (ps->err && strcmp(fmt, "out of memory") == 0)
+		ps->err->kind = CNT_ERR_NOMEM;
+	return -1;
 }
 
 static const struct { const char *name; cnt_type t; } prims[] = {
@@ -497,7 +500,7 @@ cnt_avro_schema *cnt_avro_schema_parse(const char *json, size_t n, cnt_err *err)
 	parser ps;
 
 	if (s == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	root = json_loadb(json, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
@@ -514,7 +517,7 @@ cnt_avro_schema *cnt_avro_schema_parse(const char *json, size_t n, cnt_err *err)
 	s->json = malloc(n + 1);
 	if (s->root == NULL || s->json == NULL) {
 		if (s->root != NULL)
-			cnt_err_set(err, "out of memory");
+			cnt_err_nomem(err);
 		cnt_avro_schema_free(s);
 		return NULL;
 	}
@@ -706,6 +709,6 @@ char *cnt_schema_compact(const char *json, cnt_err *err)
 	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	if (compact == NULL)
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 	return compact;
 }

@@ -268,7 +268,7 @@ static cnt_plan *compile_record(plan_reg *reg, const cnt_schema *w, const cnt_sc
 	}
 	return p;
 oom:
-	cnt_err_set(err, "out of memory");
+	cnt_err_nomem(err);
 	return NULL;
 }
 
@@ -378,7 +378,7 @@ static cnt_plan *compile(plan_reg *reg, const cnt_schema *w, const cnt_schema *r
 		return p;
 	}
 oom:
-	cnt_err_set(err, "out of memory");
+	cnt_err_nomem(err);
 	return NULL;
 }
 
@@ -406,7 +406,7 @@ cnt_plan *cnt_plan_new(const cnt_schema *w, const cnt_schema *r, cnt_err *err)
 	cnt_plan *p;
 
 	if (reg == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	cnt_arena_init(&reg->perm, 0);
@@ -774,7 +774,7 @@ static int decode_items(const cnt_plan *p, cnt_cur *c, cnt_arena *a, const cnt_l
 				ncap *= 2;
 			nv = cnt_arena_alloc(a, ncap * (map ? 2 : 1) * sizeof(cnt_val));
 			if (nv == NULL)
-				return cnt_err_set(err, "out of memory decoding a %zu-item %s", ncap, map ? "map" : "array");
+				return cnt_err_oom(err, "decoding a %zu-item %s", ncap, map ? "map" : "array");
 			if (total)
 				memcpy(nv, v, total * (map ? 2 : 1) * sizeof(cnt_val));
 			v = nv;
@@ -843,7 +843,7 @@ static int decode(const cnt_plan *p, cnt_cur *c, cnt_arena *a, const cnt_limits 
 		cnt_val *f = cnt_arena_alloc(a, (r->nfields + 1) * sizeof(cnt_val));
 
 		if (f == NULL)
-			return cnt_err_set(err, "out of memory decoding record '%s'", r->fullname);
+			return cnt_err_oom(err, "decoding record '%s'", r->fullname);
 		for (size_t i = 0; i < p->nsteps; i++) {
 			const step *s = &p->steps[i];
 
@@ -872,7 +872,7 @@ static int decode(const cnt_plan *p, cnt_cur *c, cnt_arena *a, const cnt_limits 
 		cnt_val *v = cnt_arena_alloc(a, sizeof(cnt_val));
 
 		if (v == NULL)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		if (decode(p->sub, c, a, lim, v, depth + 1, err) != 0)
 			return -1;
 		out->type = CNT_T_UNION;

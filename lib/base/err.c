@@ -1,5 +1,6 @@
 #include "base/err.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,46 @@ int cnt_err_set(cnt_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	err->kind = CNT_ERR_DATA;
+	return -1;
+}
+
+int cnt_err_nomem(cnt_err *err)
+{
+	if (err == NULL)
+		return -1;
+	snprintf(err->msg, sizeof(err->msg), "out of memory");
+	err->kind = CNT_ERR_NOMEM;
+	return -1;
+}
+
+int cnt_err_oom(cnt_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL)
+		return -1;
+	memcpy(err->msg, "out of memory ", 14);
+	va_start(ap, fmt);
+	vsnprintf(err->msg + 14, sizeof(err->msg) - 14, fmt, ap);
+	va_end(ap);
+	err->kind = CNT_ERR_NOMEM;
+	return -1;
+}
+
+int cnt_err_write(cnt_err *err, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (err == NULL)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, ": %s", strerror(errnum));
+	err->kind = errnum == EPIPE ? CNT_ERR_PIPE : CNT_ERR_IO;
 	return -1;
 }
 

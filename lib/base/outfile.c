@@ -5,11 +5,53 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Temporary names are "<dir>/.<name>.tmp-<pid>-XXXXXX".  A tool that is
+ * killed outright (SIGKILL, a power cut) cannot remove its own, so the
+ * next one that writes <name> removes every "<dir>/.<name>.tmp-<pid>-*"
+ * whose process no longer exists.  (A process of another machine sharing
+ * the directory is not seen; cnt(7), FILES, says so.) */
+static void remove_leftovers(const char *dir, const char *base)
+{
+	char prefix[512], path[4096];
+	size_t pn;
+	DIR *d;
+	struct dirent *de;
+
+	pn = (size_t)snprintf(prefix, sizeof(prefix), ".%s.tmp-", base);
+	if (pn >= sizeof(prefix))
+		return;
+	d = opendir(*dir ? dir : ".");
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		const char *p = de->d_name;
+		char *end;
+		long pid;
+
+		if (strncmp(p, prefix, pn) != 0)
+			continue;
+		p += pn;
+		if (*p < '1' || *p > '9')
+			continue;
+		pid = strtol(p, &end, 10);
+		if (*end != '-' || strlen(end) != 7 || pid == (long)getpid())
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", dir, de->d_name) < sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+}
 
 int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 {
@@ -47,13 +89,15 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 	o->path = strdup(path);
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path + 1) : 0;
-	o->tmp = malloc(strlen(path) + 16);
+	o->tmp = malloc(strlen(path) + 40);
 	if (o->path == NULL || o->tmp == NULL) {
 		cnt_out_abort(o);
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	}
 	memcpy(o->tmp, path, dirlen);
-	sprintf(o->tmp + dirlen, ".%s.XXXXXX", path + dirlen);
+	o->tmp[dirlen] = 0;
+	remove_leftovers(o->tmp, path + dirlen);
+	sprintf(o->tmp + dirlen, ".%s.tmp-%ld-XXXXXX", path + dirlen, (long)getpid());
 	o->fd = mkstemp(o->tmp);
 	if (o->fd < 0) {
 		int e = errno;
@@ -81,7 +125,7 @@ int cnt_out_commit(cnt_out *o, cnt_err *err)
 	if (o->tmp == NULL) {
 		if (o->fd > STDOUT_FILENO && close(o->fd) != 0) {
 			o->fd = -1;
-			return cnt_err_set(err, "cannot write '%s': %s", o->path ? o->path : "output", strerror(errno));
+			return cnt_err_write(err, errno, "cannot write '%s'", o->path ? o->path : "output");
 		}
 		o->fd = -1;
 		return 0;
@@ -90,8 +134,9 @@ int cnt_out_commit(cnt_out *o, cnt_err *err)
 		int e = errno;
 
 		o->fd = -1;
+		cnt_err_write(err, e, "cannot write '%s'", o->path);
 		cnt_out_abort(o);
-		return cnt_err_set(err, "cannot write '%s': %s", o->path, strerror(e));
+		return -1;
 	}
 	o->fd = -1;
 	if (rename(o->tmp, o->path) != 0) {
@@ -124,4 +169,22 @@ void cnt_out_abort(cnt_out *o)
 int cnt_out_wants_compression(const cnt_out *o)
 {
 	return o->is_file;
+}
+
+int cnt_write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *q = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, q, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		q += w;
+		n -= (size_t)w;
+	}
+	return 0;
 }

@@ -2,13 +2,17 @@
  * outfile.h - output files that are either complete or absent.
  *
  * A named regular file is written to a hidden temporary file in the same
- * directory (".NAME.XXXXXX") and renamed over NAME only by
+ * directory (".NAME.tmp-PID-XXXXXX") and renamed over NAME only by
  * cnt_out_commit(), so a tool that fails or is killed never leaves a file
- * that looks complete.  Standard output ("-" or NULL), and names that are
+ * that looks complete.  Opening NAME removes the temporary files of NAME
+ * left by processes that no longer exist (killed with SIGKILL); the command
+ * layer (cli/cli.h) removes a tool's own on an error or a signal.  Standard output ("-" or NULL), and names that are
  * not regular files (/dev/null, a FIFO, a terminal), are written directly.
  */
 #ifndef CNT_OUTFILE_H
 #define CNT_OUTFILE_H
+
+#include <stddef.h>
 
 #include "base/err.h"
 
@@ -31,5 +35,8 @@ void cnt_out_abort(cnt_out *o);
 /* Whether the codec default for this output should be the file one
  * (zstandard) rather than the pipe one (null). */
 int cnt_out_wants_compression(const cnt_out *o);
+
+/* Writes all n bytes to fd, retrying short writes.  0 or -1 (errno set). */
+int cnt_write_all(int fd, const void *p, size_t n);
 
 #endif

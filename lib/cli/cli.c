@@ -1,50 +1,402 @@
 /*
- * cli.c - shared option, input and output handling (see cli.h).
+ * cli.c - the command layer (see cli.h).
  */
+#include "base/outfile.h"
 #include "cli/cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "avro/container.h"
+#include "avro/json.h"
+#include "base/err.h"
+#include "time/timefmt.h"
 
-int cnt_cli_level(const char *s, int *level, cnt_err *err)
+/* One process, one tool: the command layer's state is the process's. */
+#define MAX_OUTS 32
+
+static struct {
+	const char *tool, *usage, *help;
+	cnt_out *volatile outs[MAX_OUTS];
+} G = {"cnt", "", "", {0}};
+
+const char *cnt_cli_tool(void)
+{
+	return G.tool;
+}
+
+/* ---- temporaries and signals ---------------------------------------------- */
+
+/* Async-signal-safe: unlink(2) only. */
+static void remove_temporaries(void)
+{
+	for (int i = 0; i < MAX_OUTS; i++) {
+		cnt_out *o = G.outs[i];
+
+		if (o && o->tmp)
+			unlink(o->tmp);
+	}
+}
+
+static void on_signal(int sig)
+{
+	remove_temporaries();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void end_by_sigpipe(void) __attribute__((noreturn));
+static void end_by_sigpipe(void)
+{
+	sigset_t set;
+
+	remove_temporaries();
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(128 + SIGPIPE);
+}
+
+void cnt_cli_init(const char *tool, const char *usage, const char *help)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa;
+
+	G.tool = tool;
+	G.usage = usage;
+	G.help = help;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	/* SIGPIPE always: a parent that ignores it must not turn a closed
+	 * pipe into a stream of write errors. */
+	sigaction(SIGPIPE, &sa, NULL);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* A signal ignored by whoever started us (nohup, a background
+		 * job) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void cnt_cli_register(cnt_out *o)
+{
+	for (int i = 0; i < MAX_OUTS; i++)
+		if (G.outs[i] == o)
+			return;
+	for (int i = 0; i < MAX_OUTS; i++)
+		if (G.outs[i] == NULL) {
+			G.outs[i] = o;
+			return;
+		}
+	/* More outputs than any tool has: a programming error. */
+	abort();
+}
+
+void cnt_cli_unregister(cnt_out *o)
+{
+	for (int i = 0; i < MAX_OUTS; i++)
+		if (G.outs[i] == o)
+			G.outs[i] = NULL;
+}
+
+static void abort_outputs(void)
+{
+	for (int i = 0; i < MAX_OUTS; i++) {
+		cnt_out *o = G.outs[i];
+
+		if (o) {
+			G.outs[i] = NULL;
+			cnt_out_abort(o);
+		}
+	}
+}
+
+/* ---- messages and fatal errors ------------------------------------------- */
+
+static void vmessage(const char *fmt, va_list ap)
+{
+	char line[2048];
+	int n;
+
+	n = snprintf(line, sizeof(line), "%s: ", G.tool);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = 0;
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	/* One write, so lines of tools sharing a terminal do not interleave. */
+	n = (int)strlen(line);
+	if ((size_t)n < sizeof(line) - 1)
+		line[n++] = '\n';
+	else
+		line[sizeof(line) - 2] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* Nowhere left to say it. */
+	}
+}
+
+static void die_status(int status) __attribute__((noreturn));
+static void die_status(int status)
+{
+	cnt_progress_end();
+	abort_outputs();
+	/* _exit: a fatal error ends the process here; memory is the
+	 * kernel's to reclaim (the sanitizers' leak check is for the paths
+	 * that finish, which free everything), and stdio buffers of an
+	 * output that failed must not be flushed now. */
+	_exit(status);
+}
+
+void cnt_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	die_status(CNT_EXIT_TROUBLE);
+}
+
+static void message(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void message(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
+void cnt_die_err(const cnt_err *err)
+{
+	switch (err->kind) {
+	case CNT_ERR_PIPE:
+		cnt_progress_end();
+		abort_outputs();
+		end_by_sigpipe();
+	case CNT_ERR_IO:
+		message("%s", err->msg);
+		die_status(CNT_EXIT_IO);
+	case CNT_ERR_NOMEM:
+		message("%s", err->msg);
+		die_status(CNT_EXIT_NOMEM);
+	case CNT_ERR_DATA:
+	default:
+		message("%s", err->msg);
+		die_status(CNT_EXIT_TROUBLE);
+	}
+}
+
+void cnt_die_nomem(void)
+{
+	message("out of memory");
+	die_status(CNT_EXIT_NOMEM);
+}
+
+void cnt_die_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+	if (write(STDERR_FILENO, G.usage, strlen(G.usage)) < 0) {
+		/* Nowhere left to say it. */
+	}
+	die_status(CNT_EXIT_TROUBLE);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+void cnt_cli_option(int c, const char *arg, cnt_cli_common *co)
+{
+	switch (c) {
+	case 'h':
+		cnt_cli_printf("%s\n%s", G.usage, G.help);
+		exit(cnt_cli_finish());
+	case CNT_OPT_VERSION:
+		cnt_cli_printf("%s %s\n", G.tool, CNT_VERSION);
+		exit(cnt_cli_finish());
+	case 'v':
+		co->verbose = 1;
+		return;
+	case CNT_OPT_STATS:
+		co->stats_path = arg;
+		return;
+	case CNT_OPT_PROGRESS:
+		co->progress = 1;
+		return;
+	case CNT_OPT_NO_PROGRESS:
+		co->progress = 0;
+		return;
+	default:
+		/* getopt has said what was wrong ("unrecognized option"). */
+		if (write(STDERR_FILENO, G.usage, strlen(G.usage)) < 0) {
+			/* Nowhere left to say it. */
+		}
+		die_status(CNT_EXIT_TROUBLE);
+	}
+}
+
+void cnt_cli_max_operands(int argc, char **argv, int first, int max, const char *what)
+{
+	if (argc - first > max) {
+		if (max == 0)
+			cnt_die_usage("unexpected operand '%s': this tool takes no %s", argv[first], what);
+		cnt_die_usage("unexpected operand '%s' after the %s", argv[first + max], what);
+	}
+}
+
+/* ---- strict numbers -------------------------------------------------------- */
+
+uint64_t cnt_cli_uint(const char *opt, const char *s, uint64_t min, uint64_t max)
 {
 	char *end;
-	long v;
+	unsigned long long v;
 
 	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < -100 || v > 100)
-		return cnt_err_set(err, "--level: '%s' is not a number", s);
-	*level = (int)v;
-	return 0;
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	return v;
+bad:
+	cnt_die_usage("%s: '%s' is not a whole number from %llu to %llu", opt, s,
+		(unsigned long long)min, (unsigned long long)max);
 }
 
-int cnt_cli_codec(const char *name, cnt_codec_id *codec, cnt_err *err)
+int64_t cnt_cli_int(const char *opt, const char *s, int64_t min, int64_t max)
 {
-	if (cnt_codec_lookup(name, strlen(name), codec) != 0)
-		return cnt_err_set(err, "--codec: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", name);
-	return 0;
+	char *end;
+	long long v;
+
+	errno = 0;
+	if (!((s[0] >= '0' && s[0] <= '9') || (s[0] == '-' && s[1] >= '0' && s[1] <= '9')))
+		goto bad;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	return v;
+bad:
+	cnt_die_usage("%s: '%s' is not a whole number from %lld to %lld", opt, s,
+		(long long)min, (long long)max);
 }
 
-int cnt_cli_avro_out(cnt_out *o, const char *path, const char *codec_name, cnt_codec_id *codec, cnt_err *err)
+double cnt_cli_double(const char *opt, const char *s, double min, double max)
 {
-	if (codec_name && cnt_cli_codec(codec_name, codec, err) != 0)
-		return -1;
+	char *end;
+	double v;
+
+	errno = 0;
+	if (!((s[0] >= '0' && s[0] <= '9') || s[0] == '.' || s[0] == '-'))
+		goto bad;
+	v = strtod(s, &end);
+	if (errno || *end || end == s || isnan(v) || v < min || v > max)
+		goto bad;
+	return v;
+bad:
+	cnt_die_usage("%s: '%s' is not a number from %g to %g", opt, s, min, max);
+}
+
+uint64_t cnt_cli_size(const char *opt, const char *s, uint64_t min)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	errno = 0;
+	if (s[0] < '0' || s[0] > '9')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (UINT64_MAX >> shift) || (v << shift) < min)
+		goto bad;
+	return v << shift;
+bad:
+	cnt_die_usage("%s: '%s' is not a size of at least %llu bytes (e.g. 512M, 2G)", opt, s,
+		(unsigned long long)min);
+}
+
+int64_t cnt_cli_time(const char *opt, const char *s)
+{
+	int64_t ms;
+
+	if (cnt_time_parse_arg(s, &ms) != 0)
+		cnt_die_usage("%s: '%s' is not an RFC 3339 time or epoch milliseconds", opt, s);
+	return ms;
+}
+
+int cnt_cli_level(const char *opt, const char *s)
+{
+	return (int)cnt_cli_int(opt, s, -100, 100);
+}
+
+cnt_codec_id cnt_cli_codec(const char *opt, const char *s)
+{
+	cnt_codec_id c;
+
+	if (cnt_codec_lookup(s, strlen(s), &c) != 0)
+		cnt_die_usage("%s: '%s' is not one of null, deflate, snappy, xz, zstandard, bzip2", opt, s);
+	return c;
+}
+
+/* ---- inputs and outputs ----------------------------------------------------- */
+
+void cnt_cli_out(cnt_out *o, const char *path)
+{
+	cnt_err err;
+
+	if (cnt_out_open(o, path, &err) != 0)
+		cnt_die_err(&err);
+	cnt_cli_register(o);
+}
+
+void cnt_cli_avro_out(cnt_out *o, const char *path, int codec_set, cnt_codec_id *codec)
+{
 	if ((path == NULL || strcmp(path, "-") == 0) && isatty(STDOUT_FILENO))
-		return cnt_err_set(err, "standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
-	if (cnt_out_open(o, path, err) != 0)
-		return -1;
-	if (codec_name == NULL)
+		cnt_die("standard output is a terminal; Avro is binary: use -o FILE or a pipe (cnt-cat prints it)");
+	cnt_cli_out(o, path);
+	if (!codec_set)
 		*codec = cnt_out_wants_compression(o) ? CNT_CODEC_ZSTD : CNT_CODEC_NULL;
-	return 0;
 }
 
-int cnt_cli_open_in(const char *name, cnt_err *err)
+void cnt_cli_commit(cnt_out *o)
+{
+	cnt_err err;
+
+	cnt_cli_unregister(o);
+	if (cnt_out_commit(o, &err) != 0)
+		cnt_die_err(&err);
+}
+
+void cnt_cli_abort(cnt_out *o)
+{
+	cnt_cli_unregister(o);
+	cnt_out_abort(o);
+}
+
+int cnt_cli_open_in(const char *name)
 {
 	int fd;
 
@@ -52,7 +404,7 @@ int cnt_cli_open_in(const char *name, cnt_err *err)
 		return STDIN_FILENO;
 	fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cnt_err_set(err, "cannot open '%s': %s", name, strerror(errno));
+		cnt_die("cannot open '%s': %s", name, strerror(errno));
 	return fd;
 }
 
@@ -62,11 +414,280 @@ void cnt_cli_close_in(int fd)
 		close(fd);
 }
 
-int cnt_cli_stats(cnt_out *o, const char *path, const cnt_buf *b, cnt_err *err)
+void cnt_cli_write(const void *p, size_t n)
 {
-	if (cnt_out_open(o, path, err) != 0)
-		return cnt_err_prefix(err, "--stats");
-	if (cnt_write_all(o->fd, b->p, b->len) != 0)
-		return cnt_err_set(err, "cannot write '%s': %s", path, strerror(errno));
-	return 0;
+	cnt_err err;
+
+	fflush(stdout);
+	if (cnt_write_all(STDOUT_FILENO, p, n) != 0) {
+		cnt_err_write(&err, errno, "cannot write standard output");
+		cnt_die_err(&err);
+	}
+}
+
+void cnt_cli_printf(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* ---- statistics -------------------------------------------------------------- */
+
+static void stats_key(cnt_stats *s, const char *key)
+{
+	if (!s->first)
+		cnt_oom(cnt_buf_putc(&s->b, ','));
+	s->first = 0;
+	if (key) {
+		cnt_oom(cnt_json_string(&s->b, (const uint8_t *)key, strlen(key), 0));
+		cnt_oom(cnt_buf_putc(&s->b, ':'));
+	}
+}
+
+void cnt_stats_begin(cnt_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	cnt_oom(cnt_buf_putc(&s->b, '{'));
+	s->open[0] = '{';
+	s->depth = 1;
+	s->first = 1;
+	cnt_stats_str(s, "tool", G.tool, -1);
+}
+
+void cnt_stats_u64(cnt_stats *s, const char *key, uint64_t v)
+{
+	stats_key(s, key);
+	cnt_oom(cnt_buf_printf(&s->b, "%llu", (unsigned long long)v));
+}
+
+void cnt_stats_i64(cnt_stats *s, const char *key, int64_t v)
+{
+	stats_key(s, key);
+	cnt_oom(cnt_buf_printf(&s->b, "%lld", (long long)v));
+}
+
+void cnt_stats_double(cnt_stats *s, const char *key, double v)
+{
+	stats_key(s, key);
+	if (isfinite(v))
+		cnt_oom(cnt_buf_printf(&s->b, "%.17g", v));
+	else
+		cnt_oom(cnt_buf_append(&s->b, "null", 4));
+}
+
+void cnt_stats_bool(cnt_stats *s, const char *key, int v)
+{
+	stats_key(s, key);
+	cnt_oom(v ? cnt_buf_append(&s->b, "true", 4) : cnt_buf_append(&s->b, "false", 5));
+}
+
+void cnt_stats_str(cnt_stats *s, const char *key, const char *v, long n)
+{
+	stats_key(s, key);
+	if (v == NULL)
+		cnt_oom(cnt_buf_append(&s->b, "null", 4));
+	else
+		cnt_oom(cnt_json_string(&s->b, (const uint8_t *)v, n < 0 ? strlen(v) : (size_t)n, 0));
+}
+
+void cnt_stats_object(cnt_stats *s, const char *key)
+{
+	stats_key(s, key);
+	if (s->depth >= (int)sizeof(s->open))
+		abort();
+	cnt_oom(cnt_buf_putc(&s->b, '{'));
+	s->open[s->depth++] = '{';
+	s->first = 1;
+}
+
+void cnt_stats_array(cnt_stats *s, const char *key)
+{
+	stats_key(s, key);
+	if (s->depth >= (int)sizeof(s->open))
+		abort();
+	cnt_oom(cnt_buf_putc(&s->b, '['));
+	s->open[s->depth++] = '[';
+	s->first = 1;
+}
+
+void cnt_stats_close(cnt_stats *s)
+{
+	if (s->depth <= 0)
+		return;
+	s->depth--;
+	cnt_oom(cnt_buf_putc(&s->b, s->open[s->depth] == '[' ? ']' : '}'));
+	s->first = 0;
+}
+
+void cnt_stats_release(cnt_stats *s)
+{
+	cnt_buf_release(&s->b);
+}
+
+void cnt_stats_write(cnt_stats *s, const char *path)
+{
+	cnt_out o;
+	cnt_err err;
+
+	while (s->depth > 0)
+		cnt_stats_close(s);
+	cnt_oom(cnt_buf_putc(&s->b, '\n'));
+	if (strcmp(path, "-") == 0) {
+		if (cnt_write_all(STDERR_FILENO, s->b.p, s->b.len) != 0) {
+			cnt_err_write(&err, errno, "--stats: cannot write standard error");
+			cnt_die_err(&err);
+		}
+		cnt_stats_release(s);
+		return;
+	}
+	cnt_cli_out(&o, path);
+	if (cnt_write_all(o.fd, s->b.p, s->b.len) != 0) {
+		cnt_err_write(&err, errno, "--stats: cannot write '%s'", path);
+		cnt_die_err(&err);
+	}
+	cnt_cli_commit(&o);
+	cnt_stats_release(s);
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+static struct {
+	int on, drawn;
+	uint64_t records, next_check;
+	int fd;
+	const char *name;
+	uint64_t done_bytes;       /* bytes of the inputs finished before fd */
+	uint64_t total_bytes;      /* sizes of the regular-file inputs so far, 0 when unknown */
+	int all_files;
+	struct timespec start, last;
+} P;
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+void cnt_progress_start(const cnt_cli_common *co)
+{
+	memset(&P, 0, sizeof(P));
+	P.fd = -1;
+	P.on = co->progress == 1 || (co->progress == -1 && isatty(STDERR_FILENO));
+	P.all_files = 1;
+	P.next_check = 1u << 14;
+	clock_gettime(CLOCK_MONOTONIC, &P.start);
+	P.last = P.start;
+}
+
+static uint64_t fd_offset(int fd)
+{
+	off_t o;
+
+	if (fd < 0)
+		return 0;
+	o = lseek(fd, 0, SEEK_CUR);
+	return o < 0 ? 0 : (uint64_t)o;
+}
+
+void cnt_progress_input(int fd, const char *name)
+{
+	struct stat st;
+
+	if (!P.on)
+		return;
+	if (P.fd >= 0)
+		P.done_bytes += fd_offset(P.fd);
+	P.fd = fd;
+	P.name = name;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		P.total_bytes += (uint64_t)st.st_size - fd_offset(fd);
+	else
+		P.all_files = 0;
+}
+
+static void human(char *buf, size_t n, double v, const char *unit)
+{
+	static const char *pre[] = {"", "K", "M", "G", "T"};
+	int i = 0;
+
+	while (v >= 1000 && i < 4) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(buf, n, i ? "%.1f %s%s" : "%.0f %s%s", v, pre[i], unit);
+}
+
+static void draw(const struct timespec *now)
+{
+	char line[256], rec[32], rate[32], bytes[32];
+	double secs = since(&P.start, now);
+	uint64_t b = P.done_bytes + fd_offset(P.fd);
+	int n;
+
+	human(rec, sizeof(rec), (double)P.records, "records");
+	human(rate, sizeof(rate), secs > 0 ? (double)P.records / secs : 0, "records/s");
+	human(bytes, sizeof(bytes), (double)b, "B");
+	n = snprintf(line, sizeof(line), "\r%s: %s, %s, %s", G.tool, rec, bytes, rate);
+	if (P.all_files && P.total_bytes > 0 && n > 0 && (size_t)n < sizeof(line))
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.0f%%",
+			100.0 * (double)(b > P.total_bytes ? P.total_bytes : b) / (double)P.total_bytes);
+	if (n > 0 && (size_t)n < sizeof(line) - 4) {
+		memcpy(line + n, "\033[K", 3);
+		n += 3;
+		if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+			/* A progress line is worth no error. */
+		}
+		P.drawn = 1;
+	}
+}
+
+void cnt_progress_add(uint64_t n)
+{
+	struct timespec now;
+
+	if (!P.on)
+		return;
+	P.records += n;
+	if (P.records < P.next_check)
+		return;
+	P.next_check = P.records + (1u << 14);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (since(&P.last, &now) < 0.25)
+		return;
+	P.last = now;
+	draw(&now);
+}
+
+void cnt_progress_end(void)
+{
+	static const char clear[] = "\r\033[K";
+
+	if (P.on && P.drawn) {
+		if (write(STDERR_FILENO, clear, sizeof(clear) - 1) < 0) {
+			/* A progress line is worth no error. */
+		}
+	}
+	P.drawn = 0;
+	P.on = 0;
+}
+
+/* ---- finishing -------------------------------------------------------------------- */
+
+int cnt_cli_finish(void)
+{
+	cnt_err err;
+
+	cnt_progress_end();
+	errno = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		cnt_err_write(&err, errno ? errno : EIO, "cannot write standard output");
+		cnt_die_err(&err);
+	}
+	if (fclose(stdout) != 0) {
+		cnt_err_write(&err, errno, "cannot write standard output");
+		cnt_die_err(&err);
+	}
+	return CNT_EXIT_OK;
 }

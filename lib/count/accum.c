@@ -86,7 +86,7 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 
 	if (a == NULL || (a->tmpdir = strdup(tmpdir ? tmpdir : "/tmp")) == NULL) {
 		free(a);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	a->limit = memory_limit;
@@ -97,7 +97,7 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	a->last_stream = UINT32_MAX;
 	if (a->gslots == NULL || a->mslots == NULL) {
 		cnt_accum_free(a);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	return a;
@@ -358,7 +358,7 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 		*hp = malloc(sizeof(cnt_hll));
 		if (*hp == NULL) {
 			cnt_hll_release(&src);
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		}
 		cnt_hll_init(*hp);
 		if (a)
@@ -368,7 +368,7 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 	rc = cnt_hll_merge(*hp, &src);
 	cnt_hll_release(&src);
 	if (rc != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	if (a)
 		a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
 	return 0;
@@ -422,7 +422,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 		g->late_count++;
 		g->late_sum += e->delta;
 		if (e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		return 0;
 	}
 	g->count++;
@@ -435,7 +435,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 		g->last_event_time = e->event_time;
 	g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
 	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	return 0;
 }
 
@@ -455,7 +455,7 @@ int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err 
 		const cnt_event *e = &w[i].ev;
 
 		if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i]) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		mh[i] = XXH3_64bits(e->member_ref.p, e->member_ref.n);
 		__builtin_prefetch(&a->mslots[mh[i] & a->mmask]);
 	}
@@ -467,14 +467,14 @@ int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err 
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (member_of(a, w[i].ev.member_ref, mh[i], &mid[i]) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		gh[i] = group_hash_of(sid[i], mid[i], w[i].bucket_start, w[i].shard);
 		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
 	}
 	for (size_t i = 0; i < n; i++) {
 		gi[i] = group_of(a, sid[i], mid[i], w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
 		if (gi[i] < 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		__builtin_prefetch(&a->groups[gi[i]]);
 	}
 	for (size_t i = 0; i < n; i++)
@@ -498,7 +498,7 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	    member_of(a, b->member_ref, XXH3_64bits(b->member_ref.p, b->member_ref.n), &m) != 0 ||
 	    (gi = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end,
 			group_hash_of(s, m, b->bucket_start, b->shard))) < 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	g = &a->groups[gi];
 	a->st.buckets_in++;
 	a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
@@ -611,13 +611,13 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	a->s1.len = a->s2.len = 0;
 	if (g->sketch) {
 		if (cnt_hll_serialize(g->sketch, &a->s1) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		b.sketch.p = (const char *)a->s1.p;
 		b.sketch.n = a->s1.len;
 	}
 	if (g->late_sketch) {
 		if (cnt_hll_serialize(g->late_sketch, &a->s2) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		b.late_sketch.p = (const char *)a->s2.p;
 		b.late_sketch.n = a->s2.len;
 	}
@@ -626,7 +626,7 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	/* Conservation: the events the output records stand for. */
 	a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
 	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	return cnt_writer_commit(w, err);
 }
 
@@ -646,7 +646,7 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	srank = malloc(a->nstreams * sizeof(*srank));
 	recs = malloc(a->ngroups * sizeof(*recs));
 	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL) {
-		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		cnt_err_oom(err, "sorting %zu groups", a->ngroups);
 		goto out;
 	}
 	for (uint32_t i = 0; i < a->nmembers; i++)
@@ -668,7 +668,7 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		recs[i].idx = (uint32_t)i;
 	}
 	if (radix_sort(recs, a->ngroups) != 0) {
-		cnt_err_set(err, "out of memory sorting %zu groups", a->ngroups);
+		cnt_err_oom(err, "sorting %zu groups", a->ngroups);
 		goto out;
 	}
 	for (size_t i = 0; i < a->ngroups; i++) {
@@ -738,7 +738,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 
 		if (v == NULL) {
 			close(fd);
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		}
 		a->runs = v;
 		a->cruns = c;
@@ -756,7 +756,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	/* counted when the output is written, not per run */
 	a->st.sum_overflows = overflows;
 	a->st.events_out = represented;
-	return reset_groups(a) == 0 ? 0 : cnt_err_set(err, "out of memory");
+	return reset_groups(a) == 0 ? 0 : cnt_err_nomem(err);
 }
 
 /* ---- merging runs --------------------------------------------------- */
@@ -801,7 +801,7 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	int rc = -1;
 
 	if (r == NULL || heap == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		goto out;
 	}
 	for (size_t i = 0; i < a->nruns; i++) {
@@ -834,7 +834,7 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		if (cnt_buf_append(&key, k.tenant_id.p, k.tenant_id.n) != 0 ||
 		    cnt_buf_append(&key, k.counter_id.p, k.counter_id.n) != 0 ||
 		    cnt_buf_append(&key, k.member_ref.p, k.member_ref.n) != 0) {
-			cnt_err_set(err, "out of memory");
+			cnt_err_nomem(err);
 			goto out;
 		}
 		s.tenant = (char *)key.p;

@@ -1,6 +1,7 @@
 /*
  * dedup.c - the remembered-key table and its state file (see dedup.h).
  */
+#include "base/outfile.h"
 #include "count/dedup.h"
 
 #include <errno.h>
@@ -171,7 +172,7 @@ int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err
 	cnt_buf out = CNT_BUF_INIT;
 
 	if (live == NULL)
-		return cnt_err_set(err, "out of memory saving the dedup state");
+		return cnt_err_oom(err, "saving the dedup state");
 	for (size_t i = 0; i < cap; i++) {
 		const cnt_dslot *s = &d->slots[i];
 
@@ -180,7 +181,7 @@ int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err
 	}
 	if (n > 1 && sort_slots(live, n) != 0) {
 		free(live);
-		return cnt_err_set(err, "out of memory saving the dedup state");
+		return cnt_err_oom(err, "saving the dedup state");
 	}
 	memcpy(head, state_magic, 8);
 	put_le(head + 8, d->clock_s, 8);
@@ -214,11 +215,11 @@ int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err
 oom:
 	cnt_buf_release(&out);
 	free(live);
-	return cnt_err_set(err, "out of memory saving the dedup state");
+	return cnt_err_oom(err, "saving the dedup state");
 wfail:
 	cnt_buf_release(&out);
 	free(live);
-	return cnt_err_set(err, "cannot write the dedup state '%s': %s", name, strerror(errno));
+	return cnt_err_write(err, errno, "cannot write the dedup state '%s'", name);
 }
 
 int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err)
@@ -231,7 +232,7 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 
 	if (fd < 0) {
 		if (errno == ENOENT && missing_ok)
-			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_set(err, "out of memory");
+			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_nomem(err);
 		return cnt_err_set(err, "cannot open the dedup state '%s': %s", path, strerror(errno));
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -259,7 +260,7 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 	}
 	if (cnt_dedup_init(d, (size_t)n + extra) != 0) {
 		munmap(p, size);
-		return cnt_err_set(err, "out of memory loading the dedup state '%s'", path);
+		return cnt_err_oom(err, "loading the dedup state '%s'", path);
 	}
 	d->clock_s = clock;
 	for (uint64_t i = 0; i < n; i++) {

@@ -58,7 +58,7 @@ cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err)
 	return a;
 oom:
 	cnt_admit_free(a);
-	cnt_err_set(err, "out of memory");
+	cnt_err_nomem(err);
 	return NULL;
 }
 

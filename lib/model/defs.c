@@ -175,7 +175,10 @@ static int fail(const pctx *c, const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return cnt_err_set(c->err, "definitions '%s': %s: %s", c->name, path, msg);
+	cnt_err_set(c->err, "definitions '%s': %s: %s", c->name, path, msg);
+	if (c->err && strcmp(fmt, "out of memory") == 0)
+		c->err->kind = CNT_ERR_NOMEM;
+	return -1;
 }
 
 /* Paths are built from our own key names and array indexes, so they are

@@ -121,7 +121,7 @@ cnt_event_in *cnt_event_in_open(int fd, const char *name, const cnt_limits *lim,
 	cnt_event_in *in = calloc(1, sizeof(*in));
 
 	if (in == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	if (cnt_typed_in_open(&in->t, fd, name, cnt_schema_counting_event, lim, err) != 0) {
@@ -202,7 +202,7 @@ int cnt_event_decode(cnt_cur *c, cnt_event *e, cnt_attrs_buf *ab, const cnt_limi
 			goto bad;
 		}
 		if (grow_attrs(ab, na + (size_t)n) != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 		for (int64_t i = 0; i < n; i++, na++) {
 			GET_STR(c, ab->keys[na]);
 			GET_STR(c, ab->vals[na]);
@@ -318,7 +318,7 @@ int cnt_event_from_val(const cnt_val *r, cnt_event *e, cnt_attrs_buf *ab, cnt_er
 	e->retraction_id = slice_of(&f[14]);
 	m = &f[15];
 	if (grow_attrs(ab, m->n) != 0)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	for (uint32_t i = 0; i < m->n; i++) {
 		ab->keys[i] = slice_of(&m->u.v[2 * i]);
 		ab->vals[i] = slice_of(&m->u.v[2 * i + 1]);

@@ -15,7 +15,7 @@ static int check_fast(cnt_typed_in *t, cnt_err *err)
 		return 0;
 	if (cnt_schema_canonical(cnt_reader_schema(rd)->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
 		cnt_buf_release(&canon);
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	}
 	t->fast = strcmp((const char *)canon.p, t->canon) == 0;
 	t->checked = cnt_reader_container(rd);
@@ -35,7 +35,7 @@ static int init_ours(cnt_typed_in *t, const char *schema_json, const cnt_limits 
 	if (cnt_schema_canonical(t->ours->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
 		cnt_buf_release(&canon);
 		cnt_typed_in_release(t);
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	}
 	t->canon = (char *)canon.p;
 	return 0;

@@ -35,13 +35,13 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"name", "shard", "type", "int", "doc", "Which shard of a hot key the event is counted in.",
 		"name", "event", "type", ev);
 	if (root == NULL) {
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (s == NULL)
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 	return s;
 }
 
@@ -69,7 +69,7 @@ cnt_windowed_in *cnt_windowed_in_adopt(cnt_records *rin, const cnt_limits *lim, 
 
 	if (in == NULL || json == NULL) {
 		if (in == NULL)
-			cnt_err_set(err, "out of memory");
+			cnt_err_nomem(err);
 		cnt_records_free(rin);
 		free(in);
 		free(json);

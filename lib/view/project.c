@@ -55,7 +55,7 @@ cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, c
 
 	if (p == NULL || (p->slots = calloc(1024, sizeof(uint32_t))) == NULL) {
 		free(p);
-		cnt_err_set(err, "out of memory");
+		cnt_err_nomem(err);
 		return NULL;
 	}
 	p->mask = 1023;
@@ -67,7 +67,7 @@ cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, c
 		p->scopes = calloc(1, sizeof(pscope));
 		if (p->scopes == NULL || (p->scopes[0].key = strdup("global")) == NULL) {
 			cnt_proj_free(p);
-			cnt_err_set(err, "out of memory");
+			cnt_err_nomem(err);
 			return NULL;
 		}
 		p->ns = p->cs = 1;
@@ -304,7 +304,7 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		return 0;
 	m = member(p, bk->member_ref.p, bk->member_ref.n);
 	if (m == NULL)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	p->st.buckets_used++;
 	m->sum += bk->sum;
 	if (bk->has_min && (!SEEN(m) || bk->min < m->min))
@@ -327,14 +327,14 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 			m->sketch = malloc(sizeof(cnt_hll));
 			if (m->sketch == NULL) {
 				cnt_hll_release(&h);
-				return cnt_err_set(err, "out of memory");
+				return cnt_err_nomem(err);
 			}
 			cnt_hll_init(m->sketch);
 		}
 		rc = cnt_hll_merge(m->sketch, &h);
 		cnt_hll_release(&h);
 		if (rc != 0)
-			return cnt_err_set(err, "out of memory");
+			return cnt_err_nomem(err);
 	}
 	return 0;
 }
@@ -530,7 +530,7 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 	skey *keys = NULL;
 
 	if (fill == NULL)
-		return cnt_err_set(err, "out of memory");
+		return cnt_err_nomem(err);
 	for (size_t i = 0; i < p->nm; i++) {
 		const pmember *m = &p->m[i];
 
@@ -637,7 +637,7 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 oom:
 	free(fill);
 	free(keys);
-	return cnt_err_set(err, "out of memory ranking %zu members", p->nm);
+	return cnt_err_oom(err, "ranking %zu members", p->nm);
 }
 
 size_t cnt_proj_nscopes(const cnt_proj *p)

@@ -1,6 +1,7 @@
 /*
  * view.c - the ranked view index (see view.h).
  */
+#include "base/outfile.h"
 #include "view/view.h"
 
 #include <errno.h>
@@ -35,7 +36,7 @@ static int flush(cnt_buf *b, int fd, int force, cnt_err *err)
 	if (b->len == 0 || (!force && b->len < (1u << 20)))
 		return 0;
 	if (cnt_write_all(fd, b->p, b->len) != 0)
-		return cnt_err_set(err, "cannot write the view index: %s", strerror(errno));
+		return cnt_err_write(err, errno, "cannot write the view index");
 	b->len = 0;
 	return 0;
 }
@@ -87,13 +88,13 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 		goto oom;
 	if (flush(&b, fd, 1, err) != 0 || cnt_write_all(fd, v->pool, v->pool_len) != 0) {
 		if (b.len == 0)
-			cnt_err_set(err, "cannot write the view index: %s", strerror(errno));
+			cnt_err_write(err, errno, "cannot write the view index");
 		goto out;
 	}
 	rc = 0;
 	goto out;
 oom:
-	cnt_err_set(err, "out of memory writing the view index");
+	cnt_err_oom(err, "writing the view index");
 out:
 	free(byname);
 	cnt_buf_release(&b);
@@ -336,7 +337,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 
 		if (cnt_bin_write_long(o, e->rank) || cnt_bin_write_bytes(o, b->pool + e->name_off, e->name_len) ||
 		    cnt_bin_write_long(o, e->value) || cnt_bin_write_long(o, e->last_event_time)) {
-			cnt_err_set(err, "out of memory");
+			cnt_err_nomem(err);
 			goto fail;
 		}
 		if (cnt_writer_commit(w, err) != 0)
@@ -351,7 +352,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 	 * rename of the complete directory guarantees. */
 	if (close(fd) != 0) {
 		fd = -1;
-		cnt_err_set(err, "cannot write '%s': %s", file, strerror(errno));
+		cnt_err_write(err, errno, "cannot write '%s'", file);
 		goto fail;
 	}
 	snprintf(file, sizeof(file), "%s/index.bin", tmp);
@@ -364,7 +365,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		goto fail;
 	if (close(fd) != 0) {
 		fd = -1;
-		cnt_err_set(err, "cannot write '%s': %s", file, strerror(errno));
+		cnt_err_write(err, errno, "cannot write '%s'", file);
 		goto fail;
 	}
 	fd = -1;

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "avro/container.h"
 #include "avro/json.h"
 #include "avro/records.h"
@@ -66,7 +67,7 @@ static void walk_header(cnt_reader *rd, cnt_buf *out)
 static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *reader,
 	const cnt_limits *lim, cnt_buf *out)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = input_fd(data, size);
 	cnt_records *in;
 	cnt_val v;
@@ -120,7 +121,7 @@ static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *re
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	cnt_limits lim = cnt_limits_default();
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_buf out = CNT_BUF_INIT;
 	cnt_avro_schema *event;
 

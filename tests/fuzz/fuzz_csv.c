@@ -80,7 +80,7 @@ static int on_row(void *ctx, uint64_t line, const cnt_raw_event *ev, const cnt_r
 static int read_all(const uint8_t *data, size_t size, size_t chunk, trace *t)
 {
 	cnt_csvin *r = cnt_csvin_new();
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int rc = 0;
 
 	if (r == NULL)

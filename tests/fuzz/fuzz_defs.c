@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_defs *d = cnt_defs_parse((const char *)data, size, "fuzz", &err);
 	size_t i, j;
 

@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		INT64_C(1774745999999), INT64_C(2147483648000), INT64_C(4102444800000),
 		INT64_C(253402300800000), INT64_MAX,
 	};
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_tz *tz = cnt_tz_parse(data, size, "fuzz", &err);
 	cnt_tz_cursor cur;
 	int64_t t;

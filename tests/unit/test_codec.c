@@ -210,7 +210,7 @@ static int round_trip(cnt_codec *c, cnt_codec_id id, int level,
 	const uint8_t *p, size_t n)
 {
 	cnt_buf z = CNT_BUF_INIT, z2 = CNT_BUF_INIT, d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int ok = 1;
 
 	if (cnt_codec_compress(c, id, level, p, n, &z, &err) != 0) {
@@ -266,7 +266,7 @@ static void test_compresses(void)
 	uint8_t *rep = malloc(MIB);
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf z = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	size_t i;
 
 	fill_repetitive(rep, MIB);
@@ -298,7 +298,7 @@ static void test_bound(void)
 	uint8_t *rep = malloc(MIB);
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf z = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	size_t i;
 
 	fill_repetitive(rep, MIB);
@@ -336,7 +336,7 @@ static void test_corrupt(void)
 	uint8_t *src = malloc(200000);
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf z = CNT_BUF_INIT, d = CNT_BUF_INIT, bad = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	uint64_t seed = 7;
 	size_t i, k;
 
@@ -408,7 +408,7 @@ static void test_concatenated_streams(void)
 	uint8_t *rnd = malloc(30000);
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf z = CNT_BUF_INIT, two = CNT_BUF_INIT, d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	size_t i;
 
 	fill_random(rnd, 30000, 11);
@@ -434,7 +434,7 @@ static void test_snappy_crc(void)
 {
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	uint8_t v[sizeof(vec_snappy)];
 
 	memcpy(v, vec_snappy, sizeof(v));
@@ -477,7 +477,7 @@ static void test_zstd_frames(void)
 	uint8_t *z = malloc(cap);
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	size_t n1, n2;
 
 	fill_repetitive(rep, MIB);
@@ -529,7 +529,7 @@ static void test_zstd_huge_claim(void)
 	};
 	cnt_codec *c = cnt_codec_new();
 	cnt_buf d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	uint8_t lie[sizeof(frame)];
 
 	CHECK(ZSTD_getFrameContentSize(frame, sizeof(frame)) == (1ULL << 40));
@@ -560,7 +560,7 @@ static void test_zstd_huge_claim(void)
 static void check_vector(cnt_codec *c, cnt_codec_id id, const uint8_t *v, size_t n)
 {
 	cnt_buf d = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 
 	if (cnt_codec_decompress(c, id, v, n, &d, MIB, &err) != 0) {
 		fprintf(stderr, "vector %s: %s\n", cnt_codec_name(id), err.msg);

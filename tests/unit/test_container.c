@@ -84,7 +84,7 @@ static int put_record(cnt_writer *w, int i, cnt_err *err)
 /* Writes records [first, first+n) with codec to fd. */
 static int write_set(int fd, cnt_codec_id codec, size_t block_bytes, int first, int n)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, codec, -1, block_bytes, &err);
 	int rc = 0;
 
@@ -145,7 +145,7 @@ static cnt_buf slurp(const char *path)
  * [first, first+n) of the set, in order.  Returns the number of blocks. */
 static int read_back(const char *path, int first, int n, cnt_codec_id codec)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	cnt_records *in = fd < 0 ? NULL : cnt_records_open(fd, path, NULL, NULL, &err);
 	cnt_val v;
@@ -177,7 +177,7 @@ static int read_back(const char *path, int first, int n, cnt_codec_id codec)
 
 static int count_blocks(const char *path)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	cnt_reader *r = cnt_reader_open(fd, path, NULL, &err);
 	cnt_block b;
@@ -244,7 +244,7 @@ static void test_sync_marker_depends_on_schema_and_codec(void)
 
 static void test_header_only(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path_in("empty.avro"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cnt_writer *w = cnt_writer_new(fd, "empty", small_schema, CNT_CODEC_DEFLATE, -1, 0, &err);
 	cnt_reader *r;
@@ -293,7 +293,7 @@ static void test_header_only(void)
 
 static void test_record_larger_than_block(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path_in("big.avro"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cnt_writer *w = cnt_writer_new(fd, "big", small_schema, CNT_CODEC_ZSTD, -1, 64, &err);
 	static char huge[3 << 20];
@@ -341,7 +341,7 @@ static void test_record_larger_than_block(void)
 
 static void test_concatenated_writers(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	const char *p = path_in("concat.avro");
 	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	cnt_reader *r;
@@ -399,7 +399,7 @@ static void test_concatenated_writers(void)
 
 static void test_writer_rejects_bad_schema(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_writer *w = cnt_writer_new(STDOUT_FILENO, "x", "{\"type\": \"recrod\"}", CNT_CODEC_NULL, -1, 0, &err);
 
 	/* container.h: "Returns NULL with err set on a bad schema". */
@@ -448,7 +448,7 @@ static void test_canonical_form(void)
 		"{\"name\":\"f\",\"type\":{\"name\":\"x.y.Four\",\"type\":\"fixed\",\"size\":4}}]}},"
 		"{\"name\":\"md5again\",\"type\":\"com.example.MD5\"},"
 		"{\"name\":\"prim\",\"type\":\"string\"}]}";
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_avro_schema *s = cnt_avro_schema_parse(js, strlen(js), &err);
 	cnt_buf out = CNT_BUF_INIT;
 
@@ -494,7 +494,7 @@ static void test_canonical_form(void)
 
 static void test_builtin_schema_parses(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_avro_schema *s = cnt_avro_schema_parse(cnt_schema_counting_event, strlen(cnt_schema_counting_event), &err);
 
 	CHECK(s != NULL);
@@ -513,7 +513,7 @@ static void test_builtin_schema_parses(void)
  * NULL-terminated fragments. */
 static void expect_schema_error(const char *js, const char *frag1, const char *frag2)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_avro_schema *s = cnt_avro_schema_parse(js, strlen(js), &err);
 
 	CHECK(s == NULL);
@@ -881,7 +881,7 @@ static void test_bounds(void)
 
 static void test_container_bounds(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_limits lim = cnt_limits_default();
 	int fd;
 	cnt_reader *r;
@@ -946,7 +946,7 @@ static int count_entries(const char *prefix)
 
 static void test_outfile(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_out o;
 	struct stat st;
 	const char *p = path_in("result.txt");

@@ -64,7 +64,7 @@ static const char valid_doc[] =
 
 static void test_valid_lookups(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_defs *d = parse_str(valid_doc, &err);
 	const cnt_tenant *t;
 	const cnt_counter *c;
@@ -257,7 +257,7 @@ static void test_example_file(void)
 	static const char *const paths[] = {"examples/definitions.json",
 					    "../examples/definitions.json",
 					    "../../examples/definitions.json", NULL};
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_defs *d = NULL;
 	const cnt_counter *c;
 	size_t i;
@@ -472,7 +472,7 @@ static void test_invalid_documents(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
-		cnt_err err = {""};
+		cnt_err err = {"", CNT_ERR_DATA};
 		cnt_defs *d = parse_str(bad_cases[i].doc, &err);
 
 		if (d != NULL) {
@@ -495,7 +495,7 @@ static void test_invalid_documents(void)
  * minimal valid sections loads.  This guards the fixtures themselves. */
 static void test_minimal_docs_load(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_defs *d = parse_str(HDR TEN ", " CTR ", " BRD ", \"seasons\": [{\"season_id\": \"s\", "
 				"\"board_id\": \"b\", \"opens_at\": \"2026-01-01T00:00:00\", "
 				"\"closes_at\": \"2026-02-01T00:00:00\", \"comment\": \"ok\"}]}", &err);
@@ -528,7 +528,7 @@ static void test_minimal_docs_load(void)
 static void test_many_counters(void)
 {
 	cnt_buf b = CNT_BUF_INIT;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_defs *d;
 	int i, ok = 1;
 	char id[32];
@@ -569,7 +569,7 @@ static void test_tzdir(void)
 	char dir[] = "/tmp/cnt_tzdir_XXXXXX", path[128];
 	const char *old = getenv("TZDIR");
 	char *saved = old ? strdup(old) : NULL;
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 	FILE *f;
 
 	if (mkdtemp(dir) == NULL) {
@@ -619,7 +619,7 @@ static void test_tzdir(void)
 
 static void test_load_errors(void)
 {
-	cnt_err err = {""};
+	cnt_err err = {"", CNT_ERR_DATA};
 
 	CHECK(cnt_defs_load("/nonexistent/defs.json", &err) == NULL);
 	CHECK(strstr(err.msg, "definitions '/nonexistent/defs.json': ") != NULL);

@@ -107,7 +107,7 @@ static int64_t g_day(int64_t ms)
 
 static cnt_tz *load(const char *name)
 {
-	cnt_err e = {""};
+	cnt_err e = {"", CNT_ERR_DATA};
 	cnt_tz *tz = cnt_tz_load(name, &e);
 
 	if (tz == NULL)
@@ -194,7 +194,7 @@ static void test_offsets_vs_glibc(void)
 static void test_posix_vs_glibc(void)
 {
 	for (size_t i = 0; i < NPOSIX; i++) {
-		cnt_err e = {""};
+		cnt_err e = {"", CNT_ERR_DATA};
 		cnt_tz *tz = cnt_tz_posix(posix_strings[i], &e);
 
 		if (tz == NULL)
@@ -281,7 +281,7 @@ static size_t build_tzif(uint8_t *out, int version, const int64_t *at, const uin
 static void test_synthetic_files(void)
 {
 	uint8_t buf[4096];
-	cnt_err e = {""};
+	cnt_err e = {"", CNT_ERR_DATA};
 	const ttype types[] = {{3600, 0}, {7200, 1}, {3600, 0}};
 	/* 2000-01-01, 2000-06-01, 2001-01-01 */
 	const int64_t at[] = {946684800, 959817600, 978307200};
