@@ -26,6 +26,12 @@ CFLAGS    ?= $(OPT) -g
 ALLCFLAGS := $(WARN) $(CFLAGS) $(SANFLAGS)
 LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread
 ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
+# The tools can be made to fail their N-th allocation (CNT_FAIL_ALLOC=N,
+# lib/base/failalloc.c) so that tests/faults.bats can prove every tool
+# fails cleanly; FAILALLOC=0 builds them without it.
+FAILALLOC ?= 1
+WRAPS     := malloc calloc realloc strdup strndup posix_memalign
+TOOLLDFLAGS := $(if $(filter 1,$(FAILALLOC)),$(foreach f,$(WRAPS),-Wl$(comma)--wrap=$(f)),)
 
 LIB_SRC   := $(sort $(wildcard lib/*/*.c))
 LIB_HDR   := $(sort $(wildcard lib/*/*.h))
@@ -79,7 +85,7 @@ $(BUILD)/libcnt.a: $(LIB_OBJ)
 $(BUILD)/bin/%: cmd/%.c $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) $(TOOLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)

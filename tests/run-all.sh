@@ -19,12 +19,15 @@ note_fail() { fail=$((fail + 1)); echo "FAILED: $1"; }
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
-	if "$t" >"$log" 2>&1; then :; else echo "--- $t"; cat "$log"; fi
+	if "$t" >"$log" 2>&1; then rc=0; else rc=$?; echo "--- $t"; cat "$log"; fi
 	line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
 	p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
 	f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
 	if [ -z "$line" ]; then note_fail "$t (crashed or printed no summary)"; continue; fi
 	pass=$((pass + p)); fail=$((fail + f))
+	# A binary that printed its summary and then exited non-zero (as
+	# LeakSanitizer makes it do) has failed, whatever the summary said.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then note_fail "$t (exit status $rc after its summary)"; fi
 done
 
 for r in "$BUILD"/tests/replay_*; do

@@ -24,6 +24,7 @@ fi
 CFLAGS="-std=c11 -D_GNU_SOURCE -DCNT_VERSION=\"fuzz\" -Ilib -I$BUILD/gen -O1 -g \
 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-command-line-argument"
 SAN=address,undefined
+# Any sanitizer report is a failure: without this, UBSan reports and goes on.
 
 # The embedded schemas, by the Makefile's own rule.
 make -s BUILD="$BUILD" CC="$FUZZ_CC" "$BUILD/gen/schemas.c" || exit 2
@@ -44,7 +45,7 @@ done | xargs -r -P "$JOBS" -I{} sh -c '
 	src={}; case $src in lib/*) n=${src#lib/}; obj="$0/lib/${n%.c}.o";; *) obj="$0/lib/$(basename "$src" .c).o";; esac
 	mkdir -p "$(dirname "$obj")"
 	# shellcheck disable=SC2086
-	$1 $2 -fsanitize=fuzzer-no-link,$3 -c -o "$obj" "$src" || { echo "fuzz: cannot compile $src" >&2; exit 255; }
+	$1 $2 -fsanitize=fuzzer-no-link,$3 -fno-sanitize-recover=all -c -o "$obj" "$src" || { echo "fuzz: cannot compile $src" >&2; exit 255; }
 ' "$BUILD" "$FUZZ_CC" "$CFLAGS" "$SAN" || exit 2
 
 if [ $# -gt 0 ]; then
@@ -61,7 +62,7 @@ for src in $targets; do
 	bin="$BUILD/bin/$name"
 	log="$BUILD/$name.log"
 	# shellcheck disable=SC2086
-	if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer,$SAN -o "$bin" "$src" $objs \
+	if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer,$SAN -fno-sanitize-recover=all -o "$bin" "$src" $objs \
 		-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread; then
 		echo "fuzz: $name: build failed"
 		failed="$failed $name"

@@ -1,0 +1,82 @@
+/*
+ * failalloc.c - allocation failure injection for the tools' tests.
+ *
+ * The tools are linked with -Wl,--wrap for malloc, calloc, realloc,
+ * strdup, strndup and posix_memalign (Makefile, FAILALLOC), so every
+ * allocation made by cnt's own code comes through here.  With
+ * CNT_FAIL_ALLOC=N in the environment the N-th of them (counting from 1)
+ * returns NULL, as SQLite's test builds do; with CNT_FAIL_ALLOC unset
+ * nothing changes.  tests/faults.bats walks N over every allocation a
+ * small run makes and checks that each tool then fails cleanly: one
+ * message, the documented status, no output left behind.
+ *
+ * Allocations inside the shared libraries (zstd, jansson, ...) are not
+ * counted: --wrap only reaches calls that the linker resolves from our
+ * objects.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t k, size_t n);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+int __real_posix_memalign(void **p, size_t align, size_t n);
+
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t k, size_t n);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+int __wrap_posix_memalign(void **p, size_t align, size_t n);
+
+static long fail_at = -1;   /* -1: not yet read from the environment */
+static long count;
+
+/* Whether this allocation is the one to fail.  Worker threads allocate
+ * too, so the count is atomic (which allocation is the N-th may then
+ * differ from run to run; that every one of them fails cleanly is what
+ * the tests check). */
+static int should_fail(void)
+{
+	if (fail_at < 0) {
+		const char *e = getenv("CNT_FAIL_ALLOC");
+
+		fail_at = e && *e ? strtol(e, NULL, 10) : 0;
+		if (fail_at < 0)
+			fail_at = 0;
+	}
+	return fail_at > 0 && __atomic_add_fetch(&count, 1, __ATOMIC_RELAXED) == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return should_fail() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t k, size_t n)
+{
+	return should_fail() ? NULL : __real_calloc(k, n);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return should_fail() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return should_fail() ? NULL : __real_strdup(s);
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	return should_fail() ? NULL : __real_strndup(s, n);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t n)
+{
+	return should_fail() ? 12 /* ENOMEM */ : __real_posix_memalign(p, align, n);
+}
