@@ -271,7 +271,7 @@ make_abc() {
 	cmp AB.avro BA.avro
 	! cmp -s AB.avro A.avro
 	# the keys overlap, so this did merge records
-	[ "$(cnt-cat -c AB.avro)" -lt $(($(cnt-cat -c A.avro) + $(cnt-cat -c B.avro))) ]
+	[ "$(cnt-cat --count AB.avro)" -lt $(($(cnt-cat --count A.avro) + $(cnt-cat --count B.avro))) ]
 }
 
 @test "merge is associative: (A+B)+C, A+(B+C) and A+B+C give the same bytes" {
