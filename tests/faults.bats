@@ -100,7 +100,7 @@ leftovers() {
 
 # files DIR: regular files and links under DIR, relative, sorted.
 files() {
-	(cd "$1" && find . -mindepth 1 \( -type f -o -type l \) | sort)
+	find "$1" -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | sort
 }
 
 # one_line TOOL FILE: FILE holds exactly one line, "TOOL: ...".
@@ -112,11 +112,12 @@ one_line() {
 # version directory with its view.avro and index.bin) and their links.
 views_whole() {
 	local f
-	for f in $(files "$O"); do
+	[ "${1:-}" = scan ] && scan
+	for f in "${FILES[@]}"; do
 		case $f in
-		./views/*/*/v[0-9][0-9][0-9][0-9][0-9][0-9]/*)
+		views/*/*/v[0-9][0-9][0-9][0-9][0-9][0-9]/*)
 			[ -f "$O/${f%/*}/view.avro" ] && [ -f "$O/${f%/*}/index.bin" ] || return 1 ;;
-		./views/*/*/current) ;;
+		views/*/*/current) ;;
 		*) return 1 ;;
 		esac
 	done
@@ -126,7 +127,7 @@ views_whole() {
 # view versions (cnt-project publishes each scope's version when it is
 # complete; a later failure, such as of --stats, does not take it back).
 clean_out() {
-	[ -z "$(leftovers "$O")" ] && views_whole
+	[ -z "$(leftovers "$O")" ] && views_whole scan
 }
 
 # ---- output that cannot be written --------------------------------------------
@@ -345,7 +346,8 @@ usage_error() {
 CAP=${CNT_FAULTS_CAP:-800}
 
 sweep() {
-	local want=$1 prep=$2 check=$3 tool=$4 n=0 ok=0 rc last=0 before
+	local want=$1 prep=$2 check=$3 tool=$4 n=0 ok=0 rc last=0 before ref f
+	local -a err
 	shift 3
 	before=$(wc -l <"$PROBLEMS")
 	rm -rf "$O" && mkdir -p "$O" && $prep
@@ -355,7 +357,8 @@ sweep() {
 		problem "$*: the reference run ends with $rc, not $want: $(head -c 300 "$T/err")"
 		return
 	fi
-	files "$O" >"$T/ref.files"
+	scan
+	ref="${FILES[*]}"
 	rm -rf "$T/ref" && cp -a "$O" "$T/ref"
 	while [ "$ok" -lt 5 ]; do
 		n=$((n + 1))
@@ -366,30 +369,30 @@ sweep() {
 		rm -rf "$O" && mkdir -p "$O" && $prep
 		rc=0
 		CNT_FAIL_ALLOC=$n "$@" >"$T/stdout" 2>"$T/err" </dev/null || rc=$?
+		scan
 		if [ "$rc" -eq "$want" ]; then
 			ok=$((ok + 1))
 			cmp -s "$T/stdout" "$T/ref.stdout" ||
 				problem "$tool CNT_FAIL_ALLOC=$n: succeeded with another standard output"
-			files "$O" | cmp -s - "$T/ref.files" ||
-				problem "$tool CNT_FAIL_ALLOC=$n: succeeded with other files: $(files "$O" | tr '\n' ' ')"
+			[ "${FILES[*]}" = "$ref" ] ||
+				problem "$tool CNT_FAIL_ALLOC=$n: succeeded with other files: ${FILES[*]}"
 			# the data files, byte for byte (--stats may hold timings)
-			while read -r f; do
+			for f in $ref; do
 				case $f in *.json) continue ;; esac
 				cmp -s "$O/$f" "$T/ref/$f" || problem "$tool CNT_FAIL_ALLOC=$n: succeeded, but $f differs"
-			done <"$T/ref.files"
+			done
 			continue
 		fi
 		ok=0
 		last=$n
+		mapfile -t err <"$T/err"
 		if [ "$rc" -ne 4 ]; then
-			problem "$tool CNT_FAIL_ALLOC=$n: status $rc, not 4 (or $want); stderr: $(head -c 300 "$T/err")"
-		elif ! one_line "$tool" "$T/err" || ! grep -q 'out of memory' "$T/err"; then
-			problem "$tool CNT_FAIL_ALLOC=$n: stderr is not one '$tool: ... out of memory' line: $(head -c 300 "$T/err")"
+			problem "$tool CNT_FAIL_ALLOC=$n: status $rc, not 4 (or $want); stderr: ${err[*]}"
+		elif [ "${#err[@]}" -ne 1 ] || [[ ${err[0]} != "$tool: "*"out of memory"* ]]; then
+			problem "$tool CNT_FAIL_ALLOC=$n: stderr is not one '$tool: ... out of memory' line: ${err[*]}"
 		fi
-		if [ -n "$(leftovers "$O")" ]; then
-			problem "$tool CNT_FAIL_ALLOC=$n: temporaries left: $(leftovers "$O" | tr '\n' ' ')"
-		fi
-		$check || problem "$tool CNT_FAIL_ALLOC=$n: left in the output directory: $(files "$O" | tr '\n' ' ')"
+		[ "${#LEFT[@]}" -eq 0 ] || problem "$tool CNT_FAIL_ALLOC=$n: temporaries left: ${LEFT[*]}"
+		$check || problem "$tool CNT_FAIL_ALLOC=$n: left in the output directory: ${FILES[*]}"
 		if [ "$(wc -l <"$PROBLEMS")" -gt $((before + 10)) ]; then
 			problem "$tool: (stopped at CNT_FAIL_ALLOC=$n after 10 problems)"
 			return
@@ -400,12 +403,28 @@ sweep() {
 	echo "# $tool: $last allocations failed cleanly" >&3
 }
 
+# scan: LEFT, the temporary-looking entries of $O, and FILES, its regular
+# files and links (relative paths, sorted), with one find.
+scan() {
+	local -a all
+	local f
+	LEFT=() FILES=()
+	mapfile -t all < <(find "$O" -mindepth 1 \( -name '.*' -printf 'L %P\n' -prune \) -o \
+		\( \( -type f -o -type l \) -printf 'F %P\n' \) | sort)
+	for f in "${all[@]}"; do
+		case $f in
+		"L "*) LEFT+=("${f#L }") ;;
+		*) FILES+=("${f#F }") ;;
+		esac
+	done
+}
+
 no_prep() { :; }
 # nothing in $O after a failure
-nothing_left() { [ -z "$(files "$O")" ]; }
+nothing_left() { [ "${#FILES[@]}" -eq 0 ]; }
 # the dedup state given to the run is there, unchanged
 state_prep() { cp "$F/part.state" "$O/dedup.state"; }
-state_kept() { [ "$(files "$O")" = "./dedup.state" ] && cmp -s "$O/dedup.state" "$F/part.state"; }
+state_kept() { [ "${FILES[*]}" = "dedup.state" ] && cmp -s "$O/dedup.state" "$F/part.state"; }
 tmp_prep() { mkdir -p "$O/tmp"; }
 @test "allocation failure: cnt-ingest fails cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
@@ -458,86 +477,102 @@ tmp_prep() { mkdir -p "$O/tmp"; }
 
 # ---- killed runs ----------------------------------------------------------------
 
-# start_slow TOOL ARG...: starts TOOL reading the FIFO $T/in (kept open on
-# descriptor 7, the first lines of the demo written into it) in the
-# background, writing $T/out.avro; sets PID; waits until its temporary
-# $T/.out.avro.tmp-PID-XXXXXX exists.
+# start_slow FEED TOOL ARG...: starts TOOL in the background reading the
+# FIFO $T/in, which is kept open on descriptor 7 after FEED (a file) is
+# written into it, so the tool waits for more; its output is $T/out.avro.
+# Sets PID; waits until the temporary $T/.out.avro.tmp-PID-XXXXXX exists.
 start_slow() {
-	local i
+	local feed=$1 i
+	shift
 	rm -f "$T/in" && mkfifo "$T/in"
-	"$@" >"$T/stdout" 2>"$T/err" </dev/null &
+	# A background command of a shell without job control starts with
+	# SIGINT ignored (and the tools keep an ignored signal ignored): env
+	# gives it the default handling, as a terminal's foreground job has.
+	env --default-signal=INT "$@" >"$T/stdout" 2>"$T/err" </dev/null &
 	PID=$!
 	exec 7>"$T/in"
-	printf '%s\n' "$FEED" >&7
+	cat "$feed" >&7
 	for i in $(seq 100); do
 		compgen -G "$T/.out.avro.tmp-$PID-??????" >/dev/null && return 0
 		sleep 0.05
 	done
-	echo "no temporary $T/.out.avro.tmp-$PID-XXXXXX appeared; stderr: $(cat "$T/err")"
+	echo "$1: no temporary $T/.out.avro.tmp-$PID-XXXXXX appeared; stderr: $(cat "$T/err")"
 	kill -KILL "$PID"
+	exec 7>&-
+	return 1
+}
+
+# slow_case N: the tool, its feed (the start of its input) and a whole
+# input for the tools that write Avro while they read, N = 1..4.
+slow_case() {
+	case $1 in
+	1) head -n 5 "$EVENTS" >"$T/feed"
+	   TOOL=(cnt-ingest --definitions "$DEFS" --now "$NOW" --format json --rejects /dev/null)
+	   WHOLE=$EVENTS ;;
+	2) head -c 400 "$F/archive.avro" >"$T/feed"
+	   TOOL=(cnt-dedup --definitions "$DEFS"); WHOLE=$F/archive.avro ;;
+	3) head -c 400 "$F/deduped.avro" >"$T/feed"
+	   TOOL=(cnt-window --definitions "$DEFS"); WHOLE=$F/deduped.avro ;;
+	4) head -c 400 "$F/windowed.avro" >"$T/feed"
+	   TOOL=(cnt-accumulate); WHOLE=$F/windowed.avro ;;
+	esac
+}
+
+# gone PID: waits up to 5 s for PID to end; kills it and fails if it does not.
+gone() {
+	local i
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	kill -KILL "$1"
 	return 1
 }
 
 @test "SIGKILL mid-run leaves the temporary; the next run writing the same file removes it" {
-	local rc=0 tmp
-	FEED=$(head -n 5 "$EVENTS")
-	start_slow cnt-ingest --definitions "$DEFS" --now "$NOW" --format json --output "$T/out.avro" \
-		--rejects /dev/null "$T/in"
-	kill -KILL "$PID"
-	wait "$PID" || rc=$?
-	exec 7>&-
-	[ "$rc" -eq 137 ]
-	tmp=$(compgen -G "$T/.out.avro.tmp-$PID-??????")
-	[ -f "$tmp" ]
-	[ ! -e "$T/out.avro" ]
-	# Another tool's run writing out.avro: the dead process's temporary goes.
-	cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$T/out.avro" --rejects /dev/null "$EVENTS"
-	[ ! -e "$tmp" ]
-	[ -z "$(leftovers "$T")" ]
-	[ "$(cnt-cat --count "$T/out.avro")" -eq 25 ]
-
-	# The same for cnt-dedup, its output fed from a FIFO of events.
-	rc=0
-	rm -f "$T/in" && mkfifo "$T/in"
-	cnt-dedup --definitions "$DEFS" --output "$T/out.avro" "$T/in" >"$T/stdout" 2>"$T/err" </dev/null &
-	PID=$!
-	exec 7>"$T/in"
-	head -c 300 "$F/big.avro" >&7   # the container header and a little more: the output is open by now
-	for i in $(seq 100); do
-		compgen -G "$T/.out.avro.tmp-$PID-??????" >/dev/null && break
-		sleep 0.05
-	done
-	kill -KILL "$PID"
-	wait "$PID" || rc=$?
-	exec 7>&-
-	[ "$rc" -eq 137 ]
-	tmp=$(compgen -G "$T/.out.avro.tmp-$PID-??????")
-	[ -f "$tmp" ]
-	cnt-dedup --definitions "$DEFS" --output "$T/out.avro" "$F/archive.avro"
-	[ ! -e "$tmp" ]
-	[ -z "$(leftovers "$T")" ]
-}
-
-@test "SIGTERM (and SIGINT, SIGHUP) mid-run: the tool removes its temporary itself" {
-	local sig rc want
-	FEED=$(head -n 5 "$EVENTS")
-	for sig in TERM INT HUP; do
-		rc=0
+	local i rc tmp
+	for i in 1 2 3 4; do
+		slow_case $i
 		rm -f "$T/out.avro"
-		start_slow cnt-ingest --definitions "$DEFS" --now "$NOW" --format json --output "$T/out.avro" \
-			--rejects /dev/null "$T/in"
-		kill -$sig "$PID"
+		start_slow "$T/feed" "${TOOL[@]}" --output "$T/out.avro" "$T/in"
+		rc=0
+		kill -KILL "$PID"
 		wait "$PID" || rc=$?
 		exec 7>&-
-		want=$((128 + $(kill -l $sig)))
-		[ "$rc" -eq "$want" ] || { echo "SIG$sig: status $rc, not $want"; return 1; }
-		[ -z "$(leftovers "$T")" ] || { echo "SIG$sig: left $(leftovers "$T")"; return 1; }
+		[ "$rc" -eq 137 ]
+		tmp=$(compgen -G "$T/.out.avro.tmp-$PID-??????")
+		[ -f "$tmp" ]
 		[ ! -e "$T/out.avro" ]
+		# The next run writing out.avro removes the dead run's temporary.
+		"${TOOL[@]}" --output "$T/out.avro" "$WHOLE" || { echo "${TOOL[0]}: the second run failed"; return 1; }
+		[ ! -e "$tmp" ] || { echo "${TOOL[0]}: $tmp is still there"; return 1; }
+		[ -z "$(leftovers "$T")" ]
+		[ -s "$T/out.avro" ]
 	done
 }
 
-# leftover_of NAME: a temporary of NAME in $O as a killed run of process
-# DEAD would have left it.
+@test "SIGTERM, SIGINT and SIGHUP mid-run: the tool removes its temporary itself and ends by the signal" {
+	local i sig rc want bad=""
+	for i in 1 2 3 4; do
+		slow_case $i
+		for sig in TERM INT HUP; do
+			rm -f "$T/out.avro"
+			start_slow "$T/feed" "${TOOL[@]}" --output "$T/out.avro" "$T/in"
+			rc=0
+			kill -$sig "$PID"
+			gone "$PID" || bad="$bad${TOOL[0]} SIG$sig: still running 5 s later (killed)"$'\n'
+			wait "$PID" || rc=$?
+			exec 7>&-
+			want=$((128 + $(kill -l $sig)))
+			[ "$rc" -eq "$want" ] || bad="$bad${TOOL[0]} SIG$sig: status $rc, not $want"$'\n'
+			[ -z "$(leftovers "$T")" ] || bad="$bad${TOOL[0]} SIG$sig: left $(leftovers "$T")"$'\n'
+			[ ! -e "$T/out.avro" ] || bad="$bad${TOOL[0]} SIG$sig: wrote out.avro"$'\n'
+			rm -f "$T"/.out.avro.tmp-*
+		done
+	done
+	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+}
+
 @test "every output is a temporary renamed into place: a dead run's leftovers go, a live one's stay" {
 	local dead live=$$ f
 	dead=$(sh -c 'echo $$')   # a process that has ended
