@@ -154,7 +154,7 @@ full() {
 
 @test "/dev/full: every output of every tool fails with status 3, one line, nothing left behind" {
 	full cnt-ingest --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output /dev/full "$EVENTS"
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output /dev/full --rejects /dev/null "$EVENTS"
 	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/full "$EVENTS"
 	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
 		--duplicates /dev/full "$EVENTS"
