@@ -33,13 +33,12 @@ make -s BUILD="$BUILD" CC="$FUZZ_CC" "$BUILD/gen/schemas.c" || exit 2
 mkdir -p "$BUILD/lib" "$BUILD/bin" "$BUILD/artifacts" "$BUILD/corpus" || exit 2
 objs=""
 objname() { case $1 in lib/*) n=${1#lib/}; echo "$BUILD/lib/${n%.c}.o";; *) echo "$BUILD/lib/$(basename "$1" .c).o";; esac; }
-# lib/base/failalloc.c is left out: it wraps malloc only in tool builds
-# linked with --wrap (Makefile, FAILALLOC) and cannot link without it.
-for src in lib/*/*.c "$BUILD/gen/schemas.c"; do
-	[ "$src" = lib/base/failalloc.c ] && continue
+# failalloc.c is for the tools' --wrap link only (Makefile, FAILALLOC).
+srcs=$(ls lib/*/*.c | grep -v '/failalloc\.c$')
+for src in $srcs "$BUILD/gen/schemas.c"; do
 	objs="$objs $(objname "$src")"
 done
-for src in lib/*/*.c "$BUILD/gen/schemas.c"; do
+for src in $srcs "$BUILD/gen/schemas.c"; do
 	obj=$(objname "$src")
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find lib -name '*.h' -newer "$obj" | head -n 1)" ]; then
 		echo "$src"
