@@ -290,7 +290,8 @@ int cnt_view_open(cnt_view *v, const char *dir, cnt_err *err)
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
-		return cnt_err_set(err, "cannot map the view '%s': %s", v->path, strerror(errno));
+		return errno == ENOMEM ? cnt_err_oom(err, "mapping the view '%s'", v->path) :
+			cnt_err_set(err, "cannot map the view '%s': %s", v->path, strerror(errno));
 	v->map = p;
 	v->map_len = (size_t)st.st_size;
 	v->mapped = 1;
