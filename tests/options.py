@@ -14,6 +14,10 @@ Used by tests/options.bats.
         - the source's getopt_long tables (cmd/TOOL.c, and CNT_CLI_SHORT /
           CNT_CLI_LONGOPTS of lib/cli/cli.h when it uses them) accept
           exactly the listed options, with the same arguments.
+  In --help, an option line is "  -o, --output FILE   what it does": the
+  names separated by ", ", an argument written in capitals (FILE, N) or as
+  choices (json|csv).
+
   options.py vocabulary HELPFILE...
       across every tool's --help option list: a short letter stands for one
       long option, the one the vocabulary of cnt(7) gives it; a long option
@@ -116,15 +120,18 @@ def parse_help(text, tool):
     for line in lines[i:]:
         if not HELP_OPT.match(line):
             continue
-        spec = re.split(r'\s{2,}', line.strip())[0]
+        # "  -o, --output FILE   text": names separated by ", ", each
+        # with an argument (a word in capitals, or choices a|b) or none;
+        # the text starts at the first other word.
         names, arg = [], False
-        for item in spec.split(', '):
-            m = re.match(r'^(--?[A-Za-z0-9][\w-]*)(?:[ =](\S.*))?$', item.strip())
+        for item in line.strip().split(', '):
+            m = re.match(r'^(--?[A-Za-z0-9][\w-]*)(?:[ =]([A-Z][A-Z0-9_]*|\S*\|\S*)(?=\s|$))?', item)
             if not m:
-                problem('%s --help: cannot read the option line: %s' % (tool, line.strip()))
                 break
             names.append(m.group(1))
             arg = arg or bool(m.group(2))
+            if item[m.end():].strip():
+                break      # the description follows
         add(table, group(names, arg, tool + ' --help'), tool + ' --help')
     return usage, table
 
