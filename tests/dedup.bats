@@ -43,7 +43,7 @@ setup() {
 	ev a dist m1 1 | ingest 2026-03-01T10:05:00Z f2.avro
 	cat f1.avro f2.avro f2.avro | cnt-dedup -d "$DEFS" --stats st.json >out.avro
 	[ "$(keys_of out.avro)" = a,b ]
-	one '.in == 3 + 1 and .out == 2 and .duplicate == 2' st.json
+	one '.in == 3 + 1 and .out == 2 and .duplicates == 2' st.json
 }
 
 @test "the same idempotency key in another counter or tenant is not a duplicate" {
@@ -63,7 +63,7 @@ setup() {
 	[ "$status" -eq 0 ]
 	[ "$(keys_of out2.avro)" = c ]
 	[ "$(keys_of dup2.avro)" = a,b ]
-	one '.in == 3 and .out == 1 and .duplicate == 2 and .state_keys_loaded == 2 and .state_keys_saved == 3' st.json
+	one '.in == 3 and .out == 1 and .duplicates == 2 and .state_keys_loaded == 2 and .state_keys_saved == 3' st.json
 	# without the state the second run knows nothing
 	cnt-dedup -d "$DEFS" -o nostate.avro seg2.avro
 	[ "$(keys_of nostate.avro)" = a,c,b ]
@@ -109,8 +109,8 @@ setup() {
 	cnt-dedup -d "$DEFS" -s state -o /dev/null s1.avro
 	cnt-dedup -d "$DEFS" -s state -o o2.avro --stats st2.json s2.avro
 	[ "$(cnt-cat o2.avro | jq -r .counter_id | paste -sd, -)" = dist ]
-	one '.counters == [{tenant_id: "utc", counter_id: "dist", in: 1, duplicate: 0, dedup_hit_rate: 0},
-		{tenant_id: "utc", counter_id: "clicks", in: 1, duplicate: 1, dedup_hit_rate: 1}]' st2.json
+	one '.counters == [{tenant_id: "utc", counter_id: "dist", in: 1, duplicates: 0, dedup_hit_rate: 0},
+		{tenant_id: "utc", counter_id: "clicks", in: 1, duplicates: 1, dedup_hit_rate: 1}]' st2.json
 	# clicks was remembered until 12:00:00; dist anew from 11:30 until 12:30
 	cnt-dedup -d "$DEFS" -s state -o o3.avro s3.avro
 	[ "$(cnt-cat o3.avro | jq -r .counter_id | paste -sd, -)" = clicks ]
@@ -268,12 +268,12 @@ make_state() {
 	run cnt-dedup -d "$DEFS" -o out.avro -r rej.jsonl --stats st.json s1.avro s2.avro
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	one '.tool == "cnt-dedup" and .in == 9 and .out == 5 and .duplicate == 2 and .rejected == 2 and
-		.in == .out + .duplicate + .rejected and .balanced and
+	one '.tool == "cnt-dedup" and .in == 9 and .out == 5 and .duplicates == 2 and .rejected == 2 and
+		.in == .out + .duplicates + .rejected and .balanced and
 		.dedup_hit_rate == (2 / 7 * 1e6 | round / 1e6)' st.json
-	one '[.counters[] | {counter_id, in, duplicate, dedup_hit_rate}] == [
-		{counter_id: "dist", in: 5, duplicate: 1, dedup_hit_rate: 0.2},
-		{counter_id: "clicks", in: 2, duplicate: 1, dedup_hit_rate: 0.5}]' st.json
+	one '[.counters[] | {counter_id, in, duplicates, dedup_hit_rate}] == [
+		{counter_id: "dist", in: 5, duplicates: 1, dedup_hit_rate: 0.2},
+		{counter_id: "clicks", in: 2, duplicates: 1, dedup_hit_rate: 0.5}]' st.json
 	[ "$(cnt-cat -c out.avro)" = 5 ]
 }
 

@@ -108,8 +108,8 @@ EOF
 	jq -e -n --slurpfile i i.json --slurpfile d d.json --slurpfile w w.json --slurpfile a a.json \
 		--slurpfile b b.jsonl '
 		$i[0].in == 300 and $i[0].in == $i[0].out + $i[0].duplicate + $i[0].rejected and
-		$d[0].in == $i[0].out and $d[0].in == $d[0].out + $d[0].duplicate + $d[0].rejected and
-		$d[0].duplicate > 0 and
+		$d[0].in == $i[0].out and $d[0].in == $d[0].out + $d[0].duplicates + $d[0].rejected and
+		$d[0].duplicates > 0 and
 		$w[0].in == $d[0].out and $w[0].out == $w[0].in and
 		$a[0].events == $w[0].out and $a[0].late_events == $w[0].late and
 		([$b[] | .count + .late_count] | add) == $a[0].events'
