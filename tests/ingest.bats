@@ -439,7 +439,7 @@ t1,t3" ]
 	# An Avro first copy is named by its record number.
 	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out2.avro" -D "$d/dup2.jsonl" \
 		"$BATS_FILE_TMPDIR/events.avro" "$DATA/events.jsonl"
-	[ "$(cnt-cat -c "$d/out2.avro")" -eq 8 ]
+	[ "$(cnt-cat --count "$d/out2.avro")" -eq 8 ]
 	jq -e -s --arg a "$BATS_FILE_TMPDIR/events.avro" 'length == 8 and
 		all(.[]; .reason == "duplicate" and .duplicate_of == {input: $a, record: .line})' "$d/dup2.jsonl"
 }
@@ -468,7 +468,7 @@ t1,t3" ]
 	[ "$status" -eq 0 ]
 	# Independent counts: non-blank input lines, decoded records, stream lines.
 	in=$(grep -cv '^[[:space:]]*$' "$DATA/mixed.jsonl")
-	out=$(cnt-cat -c "$d/out.avro")
+	out=$(cnt-cat --count "$d/out.avro")
 	rej=$(wc -l <"$d/rej.jsonl")
 	dup=$(wc -l <"$d/dup.jsonl")
 	[ "$in" -eq $((out + rej + dup)) ]
@@ -560,7 +560,7 @@ t1,t3" ]
 	"$PY" -c 'import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 assert r[1]["signature"].encode("latin-1") == "é\0ÿ".encode("utf-8"), r[1]["signature"]' "$d/out.jsonl"
-	cnt-cat -s "$d/out.avro" | one '.fields[] | select(.name == "signature") | .type == ["null", "bytes"]'
+	cnt-cat --schema "$d/out.avro" | one '.fields[] | select(.name == "signature") | .type == ["null", "bytes"]'
 }
 
 # ---- determinism and formats --------------------------------------------
@@ -575,7 +575,7 @@ assert r[1]["signature"].encode("latin-1") == "é\0ÿ".encode("utf-8"), r[1]["si
 		cmp "$d/a.$c.avro" "$d/pipe.$c.avro"
 		cnt-cat --meta "$d/a.$c.avro" | one --arg c "$c" '.codec == $c'
 	done
-	[ "$(cnt-cat -c "$d/a.null.avro")" -eq 14 ]
+	[ "$(cnt-cat --count "$d/a.null.avro")" -eq 14 ]
 }
 
 @test "formats: JSON lines, CSV and Avro forms of the same events give the same records" {
@@ -869,7 +869,7 @@ fatal_case() {
 	CNT_WRITE_THREADS=0 cnt-ingest -d "$DEFS" --now "$NOW" -c xz -o "$d/e.avro" "$d/in.jsonl"
 	cmp "$d/a.avro" "$d/b.avro"
 	cmp "$d/c.avro" "$d/e.avro"
-	[ "$(cnt-cat -m "$d/a.avro" | jq -s length)" -eq 1 ]
+	[ "$(cnt-cat --meta "$d/a.avro" | jq -s length)" -eq 1 ]
 	CNT_READ_THREADS=0 cnt-cat "$d/a.avro" >"$d/r0"
 	CNT_READ_THREADS=2 cnt-cat "$d/a.avro" >"$d/r2"
 	cmp "$d/r0" "$d/r2"
