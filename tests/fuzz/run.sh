@@ -32,14 +32,13 @@ make -s BUILD="$BUILD" CC="$FUZZ_CC" "$BUILD/gen/schemas.c" || exit 2
 # The library, instrumented for coverage but without libFuzzer's main().
 mkdir -p "$BUILD/lib" "$BUILD/bin" "$BUILD/artifacts" "$BUILD/corpus" || exit 2
 objs=""
-# failalloc.c wraps malloc for the tools' tests (linked with --wrap there);
-# the fuzz binaries do not use it.
-libsrc=$(ls lib/*/*.c | grep -v '^lib/base/failalloc\.c$')
 objname() { case $1 in lib/*) n=${1#lib/}; echo "$BUILD/lib/${n%.c}.o";; *) echo "$BUILD/lib/$(basename "$1" .c).o";; esac; }
-for src in $libsrc "$BUILD/gen/schemas.c"; do
+# failalloc.c is for the tools' --wrap link only (Makefile, FAILALLOC).
+srcs=$(ls lib/*/*.c | grep -v '/failalloc\.c$')
+for src in $srcs "$BUILD/gen/schemas.c"; do
 	objs="$objs $(objname "$src")"
 done
-for src in $libsrc "$BUILD/gen/schemas.c"; do
+for src in $srcs "$BUILD/gen/schemas.c"; do
 	obj=$(objname "$src")
 	if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ -n "$(find lib -name '*.h' -newer "$obj" | head -n 1)" ]; then
 		echo "$src"
