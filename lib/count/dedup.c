@@ -295,8 +295,11 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 	}
 	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (p == MAP_FAILED)
+	if (p == MAP_FAILED) {
+		if (errno == ENOMEM)
+			return cnt_err_oom(err, "reading the dedup state '%s'", path);
 		return cnt_err_set(err, "cannot read the dedup state '%s': %s", path, strerror(errno));
+	}
 	rc = cnt_dedup_load_mem(d, p, size, path, extra, err);
 	munmap(p, size);
 	return rc;
