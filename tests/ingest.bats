@@ -106,7 +106,7 @@ expect_reject() {
 	jq -r .message "$d/rej.jsonl" | grep -F -- "$msg"
 	[ "$(keys_of "$d/out.avro")" = g1,g2 ]
 	one --arg r "$reason" '.in == 3 and .out == 2 and .rejected == 1 and
-		.duplicate == 0 and .balanced and .rejected_by_reason[$r] == 1 and
+		.duplicates == 0 and .balanced and .rejected_by_reason[$r] == 1 and
 		([.rejected_by_reason[]] | add) == 1' "$d/st.json"
 }
 
@@ -372,6 +372,8 @@ t1,t3" ]
 
 # ---- quota --------------------------------------------------------------
 
+# The quota guards live traffic only (--live); with --now as well, the
+# whole run is one ingest second, which makes the shedding deterministic.
 @test "quota_exceeded: 3 per second admitted, the rest shed with a retry hint; duplicates stay duplicates" {
 	local d=$BATS_TEST_TMPDIR i
 	{
@@ -380,7 +382,7 @@ t1,t3" ]
 		ev '.tenant_id = "busy" | .counter_id = "clicks" | .idempotency_key = "q4"'   # line 7: shed again
 		ev '.idempotency_key = "other-tenant"'                                        # line 8: not limited
 	} >"$d/in.jsonl"
-	run cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:00.250Z -o "$d/out.avro" -r "$d/rej.jsonl" \
+	run cnt-ingest -d "$DEFS" --live --now 2026-03-01T12:00:00.250Z -o "$d/out.avro" -r "$d/rej.jsonl" \
 		-D "$d/dup.jsonl" --stats "$d/st.json" "$d/in.jsonl"
 	cat "$d/rej.jsonl" "$d/dup.jsonl"
 	[ "$status" -eq 0 ]
@@ -389,18 +391,50 @@ t1,t3" ]
 		'[4,"quota_exceeded",750] [5,"quota_exceeded",750] [7,"quota_exceeded",750]' ]
 	jq -r .message "$d/rej.jsonl" | grep -q "tenant 'busy' is over its quota of 3 events per second"
 	jq -e -s 'length == 1 and .[0].line == 6 and .[0].reason == "duplicate" and .[0].duplicate_of.line == 1' "$d/dup.jsonl"
-	one '.in == 8 and .out == 4 and .rejected == 3 and .duplicate == 1 and .balanced and
+	one '.in == 8 and .out == 4 and .rejected == 3 and .duplicates == 1 and .balanced and
 		.rejected_by_reason.quota_exceeded == 3' "$d/st.json"
 }
 
 @test "quota: a new ingest second has a new allowance (clock-free check with two runs)" {
 	local d=$BATS_TEST_TMPDIR i
 	for i in 1 2 3 4; do ev ".tenant_id = \"busy\" | .counter_id = \"clicks\" | .idempotency_key = \"q$i\""; done >"$d/in.jsonl"
-	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:00.999Z -o "$d/a.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --live --now 2026-03-01T12:00:00.999Z -o "$d/a.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
 	one '.retry_after_ms == 1' "$d/rej.jsonl"
-	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:01Z -o "$d/b.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:01Z --live -o "$d/b.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
 	one '.retry_after_ms == 1000' "$d/rej.jsonl"
 	[ "$(keys_of "$d/b.avro")" = q1,q2,q3 ]
+}
+
+@test "quota: a replay (no --live) is never shed, with --now or without, from a file or a pipe" {
+	local d=$BATS_TEST_TMPDIR
+	# 2000 events of a tenant allowed 3 a second: all in one ingest second
+	# with --now, and within a second or two by the clock.
+	jq -nc 'range(1; 2001) | {idempotency_key: "r\(.)", tenant_id: "busy", counter_id: "clicks",
+		member_ref: "m-1", delta: 1, event_time: "2026-03-01T11:59:00Z"}' >"$d/in.jsonl"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/a.avro" --stats "$d/a.st" "$d/in.jsonl"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	one '.in == 2000 and .out == 2000 and .rejected == 0' "$d/a.st"
+	# by the clock, from a pipe, as `zstdcat archive | cnt-ingest` replays
+	sed 's/"2026-03-01T11:59:00Z"/'"$(date +%s%3N)"'/' "$d/in.jsonl" |
+		cnt-ingest -d "$DEFS" --stats "$d/b.st" - 2>"$d/err" >"$d/b.avro"
+	[ ! -s "$d/err" ]
+	one '.in == 2000 and .out == 2000 and .rejected_by_reason.quota_exceeded == 0' "$d/b.st"
+}
+
+@test "quota: --live by the clock sheds what exceeds the quota in each ingest second" {
+	local d=$BATS_TEST_TMPDIR now
+	now=$(date +%s%3N)
+	jq -nc --argjson t "$now" 'range(1; 2001) | {idempotency_key: "l\(.)", tenant_id: "busy",
+		counter_id: "clicks", member_ref: "m-1", delta: 1, event_time: $t}' |
+		cnt-ingest -d "$DEFS" --live -o "$d/out.avro" -r "$d/rej.jsonl" --stats "$d/st.json" -
+	# However the run fell across second boundaries: at most 3 accepted per
+	# ingest second, every other one shed with a hint within that second.
+	cnt-cat "$d/out.avro" | jq -s -e 'length >= 3 and
+		(group_by(.ingest_time / 1000 | floor) | all(length <= 3))'
+	jq -s -e 'all(.reason == "quota_exceeded" and .retry_after_ms >= 1 and
+		.retry_after_ms <= 1000)' "$d/rej.jsonl"
+	one --argjson rej "$(wc -l <"$d/rej.jsonl")" '.in == 2000 and .rejected == $rej and
+		.out + .rejected == 2000 and .rejected > 1000 and .balanced' "$d/st.json"
 }
 
 # ---- duplicates and conservation ----------------------------------------
@@ -424,7 +458,7 @@ t1,t3" ]
 		--arg in "$d/in.jsonl" "$d/dup.jsonl" | paste -sd' ' -)" = \
 		'[true,3,"duplicate",true,1] [true,5,"duplicate",true,1]' ]
 	[ "$(jq -r .raw "$d/dup.jsonl" | sed -n 1p)" = "$(sed -n 3p "$d/in.jsonl")" ]
-	one '.in == 5 and .out == 3 and .duplicate == 2 and .rejected == 0 and .balanced' "$d/st.json"
+	one '.in == 5 and .out == 3 and .duplicates == 2 and .rejected == 0 and .balanced' "$d/st.json"
 }
 
 @test "duplicates across two input files of one run" {
@@ -439,7 +473,7 @@ t1,t3" ]
 	# An Avro first copy is named by its record number.
 	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out2.avro" -D "$d/dup2.jsonl" \
 		"$BATS_FILE_TMPDIR/events.avro" "$DATA/events.jsonl"
-	[ "$(cnt-cat -c "$d/out2.avro")" -eq 8 ]
+	[ "$(cnt-cat --count "$d/out2.avro")" -eq 8 ]
 	jq -e -s --arg a "$BATS_FILE_TMPDIR/events.avro" 'length == 8 and
 		all(.[]; .reason == "duplicate" and .duplicate_of == {input: $a, record: .line})' "$d/dup2.jsonl"
 }
@@ -458,7 +492,7 @@ t1,t3" ]
 		'[1,"delta_out_of_bounds"] [2,"delta_out_of_bounds"]' ]
 	[ "$(cnt-cat "$d/out.avro" | jq -c '[.idempotency_key, .delta]')" = '["r1",3]' ]
 	jq -e -s 'length == 1 and .[0].line == 4 and .[0].duplicate_of.line == 3' "$d/dup.jsonl"
-	one '.rejected == 2 and .duplicate == 1 and .out == 1 and .balanced' "$d/st.json"
+	one '.rejected == 2 and .duplicates == 1 and .out == 1 and .balanced' "$d/st.json"
 }
 
 @test "conservation: in = out + rejected + duplicate, counted from the streams themselves" {
@@ -468,13 +502,13 @@ t1,t3" ]
 	[ "$status" -eq 0 ]
 	# Independent counts: non-blank input lines, decoded records, stream lines.
 	in=$(grep -cv '^[[:space:]]*$' "$DATA/mixed.jsonl")
-	out=$(cnt-cat -c "$d/out.avro")
+	out=$(cnt-cat --count "$d/out.avro")
 	rej=$(wc -l <"$d/rej.jsonl")
 	dup=$(wc -l <"$d/dup.jsonl")
 	[ "$in" -eq $((out + rej + dup)) ]
 	[ "$rej" -gt 0 ] && [ "$dup" -gt 0 ] && [ "$out" -gt 0 ]
 	one --argjson in "$in" --argjson out "$out" --argjson rej "$rej" --argjson dup "$dup" '
-		.in == $in and .out == $out and .rejected == $rej and .duplicate == $dup and
+		.in == $in and .out == $out and .rejected == $rej and .duplicates == $dup and
 		.balanced == true and ([.rejected_by_reason[]] | add) == $rej and
 		.blank_lines == 2 and .inputs == [{name: .inputs[0].name, format: "json", records: $in}]' "$d/st.json"
 	# per reason, from the reject stream
@@ -487,11 +521,11 @@ t1,t3" ]
 		map({key: .[0], value: length}) | from_entries' "$d/dup.jsonl" >"$d/dups.json"
 	one --slurpfile a "$d/acc.json" --slurpfile u "$d/dups.json" '
 		all(.counters[]; "\(.tenant_id)/\(.counter_id)" as $k |
-			.accepted == ($a[0][$k] // 0) and .duplicate == ($u[0][$k] // 0) and
-			(.dedup_hit_rate - (if .accepted + .duplicate > 0 then .duplicate / (.accepted + .duplicate) else 0 end)
+			.accepted == ($a[0][$k] // 0) and .duplicates == ($u[0][$k] // 0) and
+			(.dedup_hit_rate - (if .accepted + .duplicates > 0 then .duplicates / (.accepted + .duplicates) else 0 end)
 				| fabs) < 0.000001)' "$d/st.json"
 	# the counter whose id needs JSON escapes is there, spelled right
-	one '[.counters[] | select(.counter_id == "say \"hi\" \\o")] | length == 1 and .[0].accepted == 1 and .[0].duplicate == 1' "$d/st.json"
+	one '[.counters[] | select(.counter_id == "say \"hi\" \\o")] | length == 1 and .[0].accepted == 1 and .[0].duplicates == 1' "$d/st.json"
 	# -v: one summary line
 	[ "$output" = "cnt-ingest: in $in, out $out, rejected $rej, duplicate $dup (dedup hit rate 40.00%)" ]
 }
@@ -560,7 +594,7 @@ t1,t3" ]
 	"$PY" -c 'import json, sys
 r = [json.loads(l) for l in open(sys.argv[1])]
 assert r[1]["signature"].encode("latin-1") == "é\0ÿ".encode("utf-8"), r[1]["signature"]' "$d/out.jsonl"
-	cnt-cat -s "$d/out.avro" | one '.fields[] | select(.name == "signature") | .type == ["null", "bytes"]'
+	cnt-cat --schema "$d/out.avro" | one '.fields[] | select(.name == "signature") | .type == ["null", "bytes"]'
 }
 
 # ---- determinism and formats --------------------------------------------
@@ -575,7 +609,7 @@ assert r[1]["signature"].encode("latin-1") == "é\0ÿ".encode("utf-8"), r[1]["si
 		cmp "$d/a.$c.avro" "$d/pipe.$c.avro"
 		cnt-cat --meta "$d/a.$c.avro" | one --arg c "$c" '.codec == $c'
 	done
-	[ "$(cnt-cat -c "$d/a.null.avro")" -eq 14 ]
+	[ "$(cnt-cat --count "$d/a.null.avro")" -eq 14 ]
 }
 
 @test "formats: JSON lines, CSV and Avro forms of the same events give the same records" {
@@ -808,9 +842,23 @@ fatal_case() {
 	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --codec: 'lz4'"* ]]
 	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --level high "$DATA/events.jsonl"
 	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --level: 'high'"* ]]
-	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --stats - "$DATA/events.jsonl"
-	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --stats:"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --level 2x "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --level: '2x'"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -r - "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: the events go to standard output: -r and -D need a file name"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -o - -D - "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == *"-r and -D need a file name"*"usage: cnt-ingest"* ]]
 	[ -z "$(ls -A "$d")" ]
+}
+
+@test "--stats -: the counts on standard error, the events on standard output; -r - with -o" {
+	local d=$BATS_TEST_TMPDIR
+	cnt-ingest -d "$DEFS" --now "$NOW" -c null --stats - "$DATA/events.jsonl" 2>"$d/st" >"$d/out.avro"
+	one '.tool == "cnt-ingest" and .in == 8 and .out == 8' "$d/st"
+	[ "$(cnt-cat --count "$d/out.avro")" -eq 8 ]
+	{ ev '.idempotency_key = "k1"'; ev '.tenant_id = "nobody"'; } >"$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r - "$d/in.jsonl" >"$d/rej"
+	one '.line == 2 and .reason == "unknown_tenant"' "$d/rej"
 }
 
 @test "--help: exit 0, usage and every option on standard output" {
@@ -819,8 +867,8 @@ fatal_case() {
 	[ -z "$stderr" ]
 	[[ "$output" == "usage: cnt-ingest -d definitions"* ]]
 	local o
-	for o in --definitions --output --rejects --duplicates --format --now --max-past --max-future \
-		--codec --level --stats --verbose --help --version; do
+	for o in --definitions --output --rejects --duplicates --format --now --live --max-past --max-future \
+		--codec --level --stats --verbose --progress --no-progress --help --version; do
 		[[ "$output" == *"$o"* ]]
 	done
 }
@@ -869,7 +917,7 @@ fatal_case() {
 	CNT_WRITE_THREADS=0 cnt-ingest -d "$DEFS" --now "$NOW" -c xz -o "$d/e.avro" "$d/in.jsonl"
 	cmp "$d/a.avro" "$d/b.avro"
 	cmp "$d/c.avro" "$d/e.avro"
-	[ "$(cnt-cat -m "$d/a.avro" | jq -s length)" -eq 1 ]
+	[ "$(cnt-cat --meta "$d/a.avro" | jq -s length)" -eq 1 ]
 	CNT_READ_THREADS=0 cnt-cat "$d/a.avro" >"$d/r0"
 	CNT_READ_THREADS=2 cnt-cat "$d/a.avro" >"$d/r2"
 	cmp "$d/r0" "$d/r2"
