@@ -82,8 +82,8 @@ section "7. Every record accounted for (stats.json)"
 jq -r '"in \(.in) = out \(.out) + rejected \(.rejected) + duplicate \(.duplicate): balanced \(.balanced)",
 	"dedup hit rate \(.dedup_hit_rate)"' "$dir/stats.json"
 
-section "8. The same events as CSV (cnt-cat --format csv --head 2)"
-"$BIN/cnt-cat" --format csv --head 2 "$dir/archive.avro"
+section "8. The same events as CSV (cnt-cat --output-format csv --head 2)"
+"$BIN/cnt-cat" --output-format csv --head 2 "$dir/archive.avro"
 
 section "9. The container header (cnt-cat --meta, metadata left out)"
 (cd "$dir" && "$BIN/cnt-cat" --meta archive.avro) | jq -c 'del(.metadata)'

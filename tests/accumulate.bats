@@ -271,7 +271,7 @@ make_abc() {
 	cmp AB.avro BA.avro
 	! cmp -s AB.avro A.avro
 	# the keys overlap, so this did merge records
-	[ "$(cnt-cat -c AB.avro)" -lt $(($(cnt-cat -c A.avro) + $(cnt-cat -c B.avro))) ]
+	[ "$(cnt-cat --count AB.avro)" -lt $(($(cnt-cat --count A.avro) + $(cnt-cat --count B.avro))) ]
 }
 
 @test "merge is associative: (A+B)+C, A+(B+C) and A+B+C give the same bytes" {
@@ -368,8 +368,8 @@ EOF
 	jq -e -n --slurpfile w ws.json --slurpfile a as.json --slurpfile b b.jsonl '
 		$w[0].out == $a[0].events and $a[0].in == $a[0].events + $a[0].buckets_in and
 		$a[0].events == ([$b[] | .count + .late_count] | add) and
-		$a[0].late_events == ([$b[].late_count] | add) and $a[0].late_events == $w[0].late and
-		$a[0].late_events > 0 and $a[0].out == ($b | length) and $a[0].tool == "cnt-accumulate"'
+		$a[0].late == ([$b[].late_count] | add) and $a[0].late == $w[0].late and
+		$a[0].late > 0 and $a[0].out == ($b | length) and $a[0].tool == "cnt-accumulate"'
 	# merging: buckets in, the same records out
 	cnt-accumulate --stats m.json -o m.avro b.avro
 	cmp b.avro m.avro

@@ -198,7 +198,7 @@ EOF
 		[ "$status" -eq 0 ] || return 1
 		[ "$output" = "$(wc -l <"$f")" ] || { echo "$name: $output"; return 1; }
 	done
-	run cnt-cat -c "$FIX/events.null.avro" "$FIX/events.xz.avro" "$FIX/events.header-only.avro"
+	run cnt-cat --count "$FIX/events.null.avro" "$FIX/events.xz.avro" "$FIX/events.header-only.avro"
 	[ "$status" -eq 0 ]
 	[ "$output" = 80 ]
 	run cnt-cat --count "$BATS_FILE_TMPDIR/big.avro"
@@ -248,7 +248,7 @@ EOF
 	# The header text is the .avsc verbatim.
 	[ "$output" = "$(cat "$BATS_TEST_DIRNAME/../lib/model/schemas/counting_event.avsc")" ]
 	cat "$FIX/events.null.avro" "$FIX/resolve.extra.avro" >"$BATS_TEST_TMPDIR/two.avro"
-	run cnt-cat -s - <"$BATS_TEST_TMPDIR/two.avro"
+	run cnt-cat --schema - <"$BATS_TEST_TMPDIR/two.avro"
 	[ "$status" -eq 0 ]
 	jq -se 'length == 2 and all(.name == "CountingEvent") and (.[1].fields | length) > 16' <<<"$output"
 }
@@ -261,10 +261,10 @@ EOF
 		and (.metadata | keys == ["avro.codec", "avro.schema", "x.extra"])
 		and .metadata["x.extra"] == ""
 		and (.metadata["avro.schema"] | fromjson | .name) == "CountingEvent"' <<<"$output"
-	run cnt-cat -m "$FIX/events.null.avro"
+	run cnt-cat --meta "$FIX/events.null.avro"
 	jq -e '.codec == "null" and .metadata["cnt.note"] == "user metadata \u0000\u00ff is ignored"' <<<"$output"
 	# No avro.codec key means null.
-	run cnt-cat -m "$FIX/events.header-only.avro"
+	run cnt-cat --meta "$FIX/events.header-only.avro"
 	jq -e '.codec == "null" and (.metadata | has("avro.codec") | not)' <<<"$output"
 	cat "$FIX/events.null.avro" "$FIX/events.deflate.avro" "$FIX/events.zstandard.avro" |
 		cnt-cat --meta >"$BATS_TEST_TMPDIR/out"
@@ -275,7 +275,7 @@ EOF
 }
 
 @test "--format csv: a header row, one row per record, cells agree with the JSON" {
-	cnt-cat --format csv "$FIX/events.null.avro" >"$BATS_TEST_TMPDIR/out.csv"
+	cnt-cat --output-format csv "$FIX/events.null.avro" >"$BATS_TEST_TMPDIR/out.csv"
 	[ "$(head -n 1 "$BATS_TEST_TMPDIR/out.csv")" = "event_id,idempotency_key,tenant_id,counter_id,counter_version,member_ref,item,delta,event_time,ingest_time,origin,subject,signature,retracts,retraction_id,attrs" ]
 	# A nested map is one quoted cell: a comma and doubled quotes inside.
 	grep -q ',"{""région"":""Île-de-France"",' "$BATS_TEST_TMPDIR/out.csv"
@@ -303,8 +303,8 @@ for i, (row, rec) in enumerate(zip(rows[1:], recs)):
 EOF
 }
 
-@test "--format rejects anything but json and csv" {
-	run --separate-stderr cnt-cat --format xml "$FIX/events.null.avro"
+@test "--output-format rejects anything but json and csv" {
+	run --separate-stderr cnt-cat --output-format xml "$FIX/events.null.avro"
 	[ "$status" -eq 2 ]
 	[[ $stderr == *"'xml'"* ]]
 }

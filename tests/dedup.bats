@@ -82,12 +82,12 @@ setup() {
 		cnt-dedup -d "$DEFS" -s state -o /dev/null first.avro
 		cnt-dedup -d "$DEFS" -s state -o "out-$r.avro" "$r.avro"
 	done
-	[ "$(cnt-cat -c out-inside.avro)" = 0 ]
-	[ "$(cnt-cat -c out-at.avro)" = 1 ]
-	[ "$(cnt-cat -c out-after.avro)" = 1 ]
+	[ "$(cnt-cat --count out-inside.avro)" = 0 ]
+	[ "$(cnt-cat --count out-at.avro)" = 1 ]
+	[ "$(cnt-cat --count out-after.avro)" = 1 ]
 	# the same within one run, with the state only in memory
-	[ "$(cnt-dedup -d "$DEFS" first.avro inside.avro | cnt-cat -c)" = 1 ]
-	[ "$(cnt-dedup -d "$DEFS" first.avro after.avro | cnt-cat -c)" = 2 ]
+	[ "$(cnt-dedup -d "$DEFS" first.avro inside.avro | cnt-cat --count)" = 1 ]
+	[ "$(cnt-dedup -d "$DEFS" first.avro after.avro | cnt-cat --count)" = 2 ]
 }
 
 @test "after the horizon the retry is counted again and remembered anew" {
@@ -97,7 +97,7 @@ setup() {
 	cnt-dedup -d "$DEFS" -s state -o o1.avro s1.avro
 	cnt-dedup -d "$DEFS" -s state -o o2.avro s2.avro
 	cnt-dedup -d "$DEFS" -s state -o o3.avro -D d3.avro s3.avro
-	[ "$(cnt-cat -c o1.avro),$(cnt-cat -c o2.avro),$(cnt-cat -c o3.avro)" = 1,1,0 ]
+	[ "$(cnt-cat --count o1.avro),$(cnt-cat --count o2.avro),$(cnt-cat --count o3.avro)" = 1,1,0 ]
 	[ "$(cnt-cat o2.avro | jq .ingest_time)" = $((T0_MS + 90 * 60000)) ]
 	[ "$(keys_of d3.avro)" = a ]
 }
@@ -252,7 +252,7 @@ make_state() {
 	{ ev a dist m1 1; ev c views v1 1 u1; ev d dist m1 1; } | ingest 2026-03-01T10:01:00Z s2.avro
 	cnt-dedup -d "$DEFS" -o out.avro -D dup.avro s1.avro s2.avro
 	[ "$(head -c 4 dup.avro | od -An -c | tr -d ' ')" = 'Obj001' ]
-	cnt-cat -s dup.avro | jq -e '.name == "CountingEvent"'
+	cnt-cat --schema dup.avro | jq -e '.name == "CountingEvent"'
 	# the dropped events are the second file's a and c, unchanged
 	diff <(cnt-cat dup.avro) <(cnt-cat s2.avro | jq -c 'select(.idempotency_key != "d")')
 	# together, kept and dropped are the input
@@ -274,7 +274,7 @@ make_state() {
 	one '[.counters[] | {counter_id, in, duplicate, dedup_hit_rate}] == [
 		{counter_id: "dist", in: 5, duplicate: 1, dedup_hit_rate: 0.2},
 		{counter_id: "clicks", in: 2, duplicate: 1, dedup_hit_rate: 0.5}]' st.json
-	[ "$(cnt-cat -c out.avro)" = 5 ]
+	[ "$(cnt-cat --count out.avro)" = 5 ]
 }
 
 @test "an undeclared counter or counter version is rejected with a line; the others pass" {
@@ -310,8 +310,8 @@ make_state() {
 		cnt-dedup -d "$DEFS" -s "$d/state" -o "$d/o2.avro" -D "$d/d2.avro" s2.avro
 	done
 	for f in state o1.avro d1.avro o2.avro d2.avro; do cmp "r1/$f" "r2/$f"; done
-	[ "$(cnt-cat -c r1/o1.avro)" = $((40 + 15)) ]   # 40 dist + 15 distinct (video, viewer)
-	[ "$(cnt-cat -c r1/o2.avro)" = 20 ]             # k41..k60
+	[ "$(cnt-cat --count r1/o1.avro)" = $((40 + 15)) ]   # 40 dist + 15 distinct (video, viewer)
+	[ "$(cnt-cat --count r1/o2.avro)" = 20 ]             # k41..k60
 }
 
 @test "usage errors: no -d, unknown option, bad codec -> status 2" {

@@ -71,19 +71,33 @@ bucket() {
 	[ -z "$output" ]
 }
 
-@test "-n N: at most N lines printed, every difference counted" {
+@test "--max-diffs N: at most N lines printed, every difference counted" {
 	{ for k in 1 2 3 4 5; do ev "a$k" dist "m$k" "$k"; done; } | bucket L.avro
 	{ for k in 1 2 3 4 5; do ev "a$k" dist "m$k" "$((k + 1))"; done; } | bucket R.avro
-	run cnt-diff -n 2 --stats st.json L.avro R.avro
+	run cnt-diff --max-diffs 2 --stats st.json L.avro R.avro
 	[ "$status" -eq 1 ]
 	[ "$(echo "$output" | wc -l)" -eq 2 ]
 	echo "$output" | jq -e -s '[.[].key.member_ref] == ["m1", "m2"]'
 	one '.changed == 5' st.json
-	run cnt-diff -n 0 L.avro R.avro
+	run cnt-diff --max-diffs 0 L.avro R.avro
 	[ "$status" -eq 1 ]
 	[ -z "$output" ]
-	run cnt-diff -n -1 L.avro R.avro
+	run cnt-diff --max-diffs -1 L.avro R.avro
 	[ "$status" -eq 2 ]
+	[[ "$output" == "cnt-diff: --max-diffs: '-1' is not a whole number from 0 to "* ]]
+	run cnt-diff --max-diffs 2x L.avro R.avro
+	[ "$status" -eq 2 ]
+	# -n is cnt-cat's --head, not a diff option
+	run cnt-diff -n 2 L.avro R.avro
+	[ "$status" -eq 2 ]
+}
+
+@test "a third operand is a usage error" {
+	ev a dist m1 5 | bucket L.avro
+	run cnt-diff L.avro L.avro L.avro
+	[ "$status" -eq 2 ]
+	[[ "${lines[0]}" == "cnt-diff: unexpected operand 'L.avro' after the two bucket files" ]]
+	[[ "${lines[1]}" == "usage: cnt-diff "* ]]
 }
 
 @test "--tolerance: sketches whose estimates are within the fraction are equal; other fields still exact" {

@@ -88,7 +88,7 @@ EOF
 	head -n 150 "$IN" | run_pipeline b1.avro -s state
 	tail -n +151 "$IN" | run_pipeline b2.avro -s state -D dups2.avro
 	# retries and repeated views that crossed the cut were caught by the state
-	[ "$(cnt-cat -c dups2.avro)" -gt 0 ]
+	[ "$(cnt-cat --count dups2.avro)" -gt 0 ]
 	cnt-accumulate -o merged.avro b2.avro b1.avro
 	cnt-diff whole.avro merged.avro
 	cmp whole.avro merged.avro
@@ -107,11 +107,11 @@ EOF
 	cnt-cat b.avro >b.jsonl
 	jq -e -n --slurpfile i i.json --slurpfile d d.json --slurpfile w w.json --slurpfile a a.json \
 		--slurpfile b b.jsonl '
-		$i[0].in == 300 and $i[0].in == $i[0].out + $i[0].duplicate + $i[0].rejected and
-		$d[0].in == $i[0].out and $d[0].in == $d[0].out + $d[0].duplicate + $d[0].rejected and
-		$d[0].duplicate > 0 and
+		$i[0].in == 300 and $i[0].in == $i[0].out + $i[0].duplicates + $i[0].rejected and
+		$d[0].in == $i[0].out and $d[0].in == $d[0].out + $d[0].duplicates + $d[0].rejected and
+		$d[0].duplicates > 0 and
 		$w[0].in == $d[0].out and $w[0].out == $w[0].in and
-		$a[0].events == $w[0].out and $a[0].late_events == $w[0].late and
+		$a[0].events == $w[0].out and $a[0].late == $w[0].late and
 		([$b[] | .count + .late_count] | add) == $a[0].events'
 }
 
@@ -122,5 +122,5 @@ EOF
 	[ "$(keys_of e.avro)" = a ]
 	cnt-window -d "$DEFS" -o /dev/stdout e.avro | cnt-accumulate -o /dev/stdout >b.avro
 	[ -L /dev/stdout ]
-	[ "$(cnt-cat -c b.avro)" = 1 ]
+	[ "$(cnt-cat --count b.avro)" = 1 ]
 }

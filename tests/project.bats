@@ -203,7 +203,7 @@ EOF
 import json, struct, subprocess, sys
 b = open(sys.argv[1] + "/index.bin", "rb").read()
 d = struct.unpack_from("<Q", b, 8)[0]
-meta = json.loads(subprocess.run(["cnt-cat", "-m", sys.argv[1] + "/view.avro"], capture_output=True, check=True).stdout)
+meta = json.loads(subprocess.run(["cnt-cat", "--meta", sys.argv[1] + "/view.avro"], capture_output=True, check=True).stdout)
 assert json.loads(b[16:16 + d]) == json.loads(meta["metadata"]["cnt.view"])
 EOF
 }
@@ -349,7 +349,7 @@ EOF
 	# same day (counted independently from gen-windows' output)
 	used=$(jq -s --slurpfile c "$F/cases.jsonl" '($c[] | select(.case == "kol_day")) as $k |
 		map(select(.tenant_id == "kol" and .event_time >= $k.from and .event_time < $k.to)) | length' "$F/win.jsonl")
-	records=$(cnt-cat -c "$F/win.avro")
+	records=$(cnt-cat --count "$F/win.avro")
 	one --argjson u "$used" --argjson r "$records" \
 		'.tool == "cnt-project" and .in == $r and .buckets_used == $u and .members == $u and .unscoped == 0' st.json
 }

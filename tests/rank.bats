@@ -122,7 +122,7 @@ rank() {
 		one '(.entries | map(.display_name)) == ["Ada", "Grace", "Hidden"] and (.entries | map(.member_ref)) == ["p1", "p2", "p3"]'
 	rank -b cap3 --directory "$VDATA/directory.jsonl" rank p5 | one '.member_ref == "p5"'
 	! grep -q Ada "$V"/cap3/global/v000001/index.bin
-	! cnt-cat -m "$V"/cap3/global/v000001/view.avro | grep -q Ada
+	! cnt-cat --meta "$V"/cap3/global/v000001/view.avro | grep -q Ada
 	printf '{"display_name":"x"}\n' >bad.jsonl
 	run -2 rank -b cap3 --directory bad.jsonl top 1
 	[ "$output" = "cnt-rank: 'bad.jsonl' line 1: expected a JSON object with member_ref" ]

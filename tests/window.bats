@@ -209,6 +209,6 @@ expect() {
 	cnt-window -d "$DEFS" -o w1.avro s.avro
 	cnt-window -d "$DEFS" -o w2.avro s.avro
 	cmp w1.avro w2.avro
-	cnt-cat -s w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
+	cnt-cat --schema w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
 		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "event"])'
 }

@@ -55,4 +55,23 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a);
 
+/* ---- whole inputs (accum_read.c) ---- */
+
+/* The default memory limit: like sort(1), a quarter of physical memory,
+ * at least 256 MiB. */
+size_t cnt_accum_default_memory(void);
+
+/* Reads one input, a stream of Avro containers holding cnt.WindowedEvent
+ * (from cnt-window) or cnt.BucketAggregate (bucket files, merged in)
+ * records, into a.  fd is not closed; name is used in messages.  tick,
+ * when not NULL, is called with the number of records read from time to
+ * time (for progress).  0, or -1 with err set (bad input, out of memory,
+ * a spill that could not be written). */
+int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t), cnt_err *err);
+
+/* After cnt_accum_finish(): 0 when every event read, directly or inside
+ * a bucket record, is counted in exactly one output record (on time or
+ * late); -1 with err saying how they differ otherwise. */
+int cnt_accum_check_balance(const cnt_accum *a, cnt_err *err);
+
 #endif

@@ -26,7 +26,7 @@ events() {
 # desc DIR: the view description (index header = view.avro header) of the
 # view version directory DIR, as read from view.avro by cnt-cat.
 desc() {
-	cnt-cat -m "$1/view.avro" | jq -c '.metadata["cnt.view"] | fromjson'
+	cnt-cat --meta "$1/view.avro" | jq -c '.metadata["cnt.view"] | fromjson'
 }
 
 # members DIR: "member:rank:value" of the head in view.avro, in order.
