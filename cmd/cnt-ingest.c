@@ -3,6 +3,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "ingest/ingest.h"
@@ -11,7 +12,8 @@
 static const char usage[] =
 	"usage: cnt-ingest -d definitions [-o file] [-r file] [-D file] [-f json|csv|avro]\n"
 	"                  [--now time] [--live] [--max-past dur] [--max-future dur]\n"
-	"                  [-c codec] [--level n] [--stats file] [-v] [--progress] [file ...]\n";
+	"                  [-c codec] [--level n] [--stats file] [-v]\n"
+	"                  [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
 	"Admit raw counting events (JSON lines, CSV or Avro) into the log as\n"
@@ -39,9 +41,12 @@ static const char help[] =
 
 enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE };
 
+static int progress_shown;
+
+/* A reject message, on a line of its own even while progress is shown. */
 static void note(const char *msg)
 {
-	fprintf(stderr, "cnt-ingest: %s\n", msg);
+	fprintf(stderr, "%scnt-ingest: %s\n", progress_shown ? "\r\033[K" : "", msg);
 }
 
 static double hit_rate(uint64_t acc, uint64_t dups)
@@ -171,6 +176,7 @@ int main(int argc, char **argv)
 	if ((g = cnt_ingest_new(&cfg, &err)) == NULL)
 		cnt_die_err(&err);
 	cnt_progress_start(&co);
+	progress_shown = co.progress == 1 || (co.progress == -1 && isatty(STDERR_FILENO));
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *name = i < argc ? argv[i] : "-";
 		int fd = cnt_cli_open_in(name);

@@ -923,3 +923,212 @@ fatal_case() {
 	cmp "$d/r0" "$d/r2"
 	[ "$(wc -l <"$d/r2")" -eq 4000 ]
 }
+
+# ---- hostile input ------------------------------------------------------
+
+@test "3,000,000 zero bytes: one overlong line rejected, the next line read; sniffed as CSV, a bad header at once" {
+	local d=$BATS_TEST_TMPDIR
+	{ head -c 3000000 /dev/zero; echo; ev '.idempotency_key = "z1"'; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -f json -o "$d/out.avro" -r "$d/rej" --stats "$d/st" -
+	jq -s -e 'length == 1 and .[0].line == 1 and .[0].reason == "malformed" and
+		.[0].message == "line longer than 1048576 bytes" and .[0].raw == ("\u0000" * 256)' "$d/rej"
+	[ "$(keys_of "$d/out.avro")" = z1 ]
+	one '.in == 2 and .out == 1 and .rejected == 1 and .balanced' "$d/st"
+	# Without -f the zeros are not JSON: read as CSV, the header line is
+	# too long, which stops the run.
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/o2.avro" - < <(head -c 3000000 /dev/zero)
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-ingest: '-': line 1: CSV header: row longer than 1048576 bytes" ]
+	[ ! -e "$d/o2.avro" ]
+}
+
+# endless MODE CMD...: runs CMD for at most 3 s with standard error in
+# $BATS_TEST_TMPDIR/err; the input never ends, so only the timeout ends it.
+endless() {
+	run timeout 3 sh -c "$1"
+	echo "status $status"; cat "$BATS_TEST_TMPDIR/err"
+	[ "$status" -eq 124 ]
+}
+
+@test "an input that never ends a line: rejected once, as soon as 1 MiB has passed" {
+	local d=$BATS_TEST_TMPDIR
+	# yes | tr -d '\n' never ends and never has a newline (cat /dev/zero is
+	# the same, read as CSV: its header stops the run, as tested above)
+	endless "yes | tr -d '\n' | cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 1: rejected (malformed): line longer than 1048576 bytes" ]
+	endless "cat /dev/zero | cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'"
+	[ "$(wc -l <"$d/err")" -eq 1 ]
+	# A CSV row that never ends, after good rows
+	endless "{ printf 'idempotency_key,tenant_id,counter_id,member_ref,delta,event_time\n'
+		printf 'c1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z\n'; yes | tr -d '\n'; } |
+		cnt-ingest -d '$DEFS' --now '$NOW' -f csv - >/dev/null 2>'$d/err'"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 3: rejected (malformed): row longer than 1048576 bytes" ]
+}
+
+@test "an overlong line is rejected while the input is still open (a stalled writer)" {
+	local d=$BATS_TEST_TMPDIR i
+	# 2 MB without a newline, then the writer waits: the reject must not
+	# wait for the line (or the input) to end.
+	timeout 20 sh -c "{ head -c 2000000 /dev/zero | tr '\0' x; sleep 15; } |
+		cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'" &
+	for i in $(seq 100); do
+		[ -s "$d/err" ] && break
+		sleep 0.1
+	done
+	kill %1 2>/dev/null || true
+	wait || true
+	cat "$d/err"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 1: rejected (malformed): line longer than 1048576 bytes" ]
+}
+
+@test "CSV: a row longer than 1 MiB is rejected with its first 256 bytes; the next rows read normally" {
+	local d=$BATS_TEST_TMPDIR
+	{ echo 'idempotency_key,tenant_id,counter_id,member_ref,delta,event_time'
+	  echo 'c1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z'
+	  head -c 3000000 /dev/zero | tr '\0' y; echo
+	  echo 'c2,acme,distance_m,m-1,5,2026-03-01T11:00:00Z'; } >"$d/in.csv"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" --stats "$d/st" "$d/in.csv"
+	jq -s -e 'length == 1 and .[0].line == 3 and .[0].reason == "malformed" and
+		.[0].message == "row longer than 1048576 bytes" and .[0].raw == ("y" * 256)' "$d/rej"
+	[ "$(keys_of "$d/out.avro")" = c1,c2 ]
+	one '.in == 3 and .out == 2 and .balanced' "$d/st"
+}
+
+# Regression: a header of empty column names passed NULL to memcmp
+# (UBSan under make check-san).
+@test "CSV: a header of empty names is refused without undefined behaviour" {
+	local d=$BATS_TEST_TMPDIR
+	run --separate-stderr cnt-ingest -f csv -d "$DEFS" -o "$d/out.avro" - < <(printf ',\n1,2\n')
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-ingest: '-': line 1: CSV header: column '' appears twice" ]
+	[ ! -e "$d/out.avro" ]
+	# one empty name is a column that is ignored
+	printf ',idempotency_key,tenant_id,counter_id,member_ref,delta,event_time\nx,e1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z\n' |
+		cnt-ingest -f csv -d "$DEFS" --now "$NOW" -o "$d/out.avro"
+	[ "$(keys_of "$d/out.avro")" = e1 ]
+}
+
+@test "without -r, the first 200 rejects are shown, the rest counted and summed up by reason" {
+	local d=$BATS_TEST_TMPDIR
+	# 100,000 records: 1 good, 89,999 of an unknown tenant, 10,000 malformed
+	awk 'BEGIN {
+		print "{\"idempotency_key\":\"good\",\"tenant_id\":\"acme\",\"counter_id\":\"distance_m\",\"member_ref\":\"m\",\"delta\":1,\"event_time\":\"2026-03-01T11:00:00Z\"}"
+		for (i = 2; i <= 100000; i++)
+			if (i % 10) printf "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"nobody\",\"counter_id\":\"c\",\"member_ref\":\"m\",\"delta\":1,\"event_time\":\"2026-03-01T11:00:00Z\"}\n", i
+			else print "{oops"
+	}' >"$d/in.jsonl"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" --stats "$d/st" "$d/in.jsonl"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 202 ]
+	[ "$(printf '%s\n' "$stderr" | grep -c "^cnt-ingest: '$d/in.jsonl' line [0-9]*: rejected (")" -eq 200 ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 200p)" = \
+		"cnt-ingest: '$d/in.jsonl' line 201: rejected (unknown_tenant): tenant 'nobody' is not declared" ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 201p)" = \
+		"cnt-ingest: more than 200 records rejected: the rest are counted and summed up at the end (-r FILE keeps every one)" ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 202p)" = \
+		"cnt-ingest: 99999 records rejected, the first 200 shown; by reason: malformed 10000, unknown_tenant 89999" ]
+	[ "$(keys_of "$d/out.avro")" = good ]
+	one '.in == 100000 and .rejected == 99999 and .rejected_by_reason.malformed == 10000 and .balanced' "$d/st"
+	# with -r every reject is kept and nothing is said
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" "$d/in.jsonl"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$(wc -l <"$d/rej")" -eq 99999 ]
+}
+
+@test "--stats: input names holding quotes, backslashes and control characters are escaped" {
+	local d=$BATS_TEST_TMPDIR name
+	name=$(printf '%s/in "q" \\b\tx\001.jsonl' "$d")
+	{ ev '.idempotency_key = "s1"'; ev '.idempotency_key = "s1"'; ev '.tenant_id = "nobody"'; } >"$name"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D "$d/dup" --stats "$d/st" "$name"
+	one --arg n "$name" '.inputs == [{name: $n, format: "json", records: 3}] and .duplicates == 1' "$d/st"
+	"$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["inputs"][0]["name"] == sys.argv[2]' \
+		"$d/st" "$name"
+	one --arg n "$name" '.input == $n and .reason == "unknown_tenant"' "$d/rej"
+	one --arg n "$name" '.input == $n and .duplicate_of.input == $n' "$d/dup"
+	# the counter whose id holds a quote and a backslash
+	ev '.counter_id = "say \"hi\" \\o"' | cnt-ingest -d "$DEFS" --now "$NOW" -c null --stats "$d/st2" >/dev/null
+	"$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+c = [c for c in s["counters"] if c["counter_id"] == "say \"hi\" \\o"]
+assert len(c) == 1 and c[0]["accepted"] == 1, c' "$d/st2"
+}
+
+@test "--progress: records and bytes on standard error while reading; none when it is not a terminal" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 40001) | {idempotency_key: "p\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m", delta: 1, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	# a pause in the middle, so the 4-a-second redraw is due
+	{ head -n 20000 "$d/in.jsonl"; sleep 1; tail -n 20000 "$d/in.jsonl"; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null --progress - 2>"$d/err" >/dev/null
+	grep -q "cnt-ingest: [0-9.]* [kK]* *records, .*records/s" "$d/err"
+	# the line is cleared at the end
+	[ "$(tail -c 4 "$d/err" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	{ head -n 20000 "$d/in.jsonl"; sleep 1; tail -n 20000 "$d/in.jsonl"; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null - 2>"$d/err" >/dev/null
+	[ ! -s "$d/err" ]
+}
+
+# ---- faults -------------------------------------------------------------
+
+@test "an output that cannot be written: exit 3, one message, no file left" {
+	local d=$BATS_TEST_TMPDIR/f
+	mkdir "$d"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o /dev/full -r "$d/rej" "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: '/dev/full': write error: No space left on device" ]
+	run --separate-stderr sh -c 'cnt-ingest -d "$1" --now "$2" -r /dev/null "$3" >/dev/full' sh "$DEFS" "$NOW" "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: 'standard output': write error: No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: cannot write '/dev/full': No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: cannot write '/dev/full': No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" --stats /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [[ "$stderr" == "cnt-ingest: --stats: cannot write '/dev/full': No space left on device" ]]
+	[ -z "$(ls -A "$d")" ]
+}
+
+@test "a closed pipe: quiet, ends by SIGPIPE, even when SIGPIPE is ignored by the parent" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 20001) | {idempotency_key: "c\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m", delta: 1, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	run bash -c 'cnt-ingest -d "$1" --now "$2" -c null -r "$4/rej" "$3" 2>"$4/err" | head -c 10 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/in.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ] && [ ! -e "$d/rej" ]
+	run bash -c 'trap "" PIPE; cnt-ingest -d "$1" --now "$2" -c null "$3" 2>"$4/err" | head -c 10 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/in.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ]
+	# -r - with -o: the reject stream is the pipe
+	awk 'BEGIN { for (i = 0; i < 100000; i++) print "{bad" }' >"$d/bad.jsonl"
+	run bash -c 'cnt-ingest -d "$1" --now "$2" -o "$4/out.avro" -r - "$3" 2>"$4/err" | head -n 1 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/bad.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ] && [ ! -e "$d/out.avro" ]
+}
+
+# alloc_sweep INPUT: fails the N-th allocation for N = 1, 2, ... until a
+# run succeeds; every failing run must end with status 4, one line saying
+# "out of memory", and nothing left in the output directory.
+alloc_sweep() {
+	local d=$BATS_TEST_TMPDIR/a n=1 rc
+	while :; do
+		rm -rf "$d" && mkdir "$d"
+		rc=0
+		CNT_FAIL_ALLOC=$n cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D "$d/dup" \
+			--stats "$d/st" "$@" 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+		[ "$rc" -eq 0 ] && break
+		if [ "$rc" -ne 4 ] || [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -ne 1 ] ||
+		   ! grep -q '^cnt-ingest: .*out of memory' "$BATS_TEST_TMPDIR/err" || [ -n "$(ls -A "$d")" ]; then
+			echo "allocation $n: status $rc: $(cat "$BATS_TEST_TMPDIR/err"); left: $(ls -A "$d")"
+			return 1
+		fi
+		n=$((n + 1))
+		[ "$n" -lt 5000 ] || return 1
+	done
+	echo "$n allocations"
+	[ "$n" -gt 20 ]
+	one '.balanced' "$d/st"
+}
+
+@test "allocation failure: exit 4 and no output left, at every allocation (JSON lines, CSV, Avro)" {
+	alloc_sweep "$DATA/mixed.jsonl"
+	alloc_sweep "$DATA/events.csv"
+	alloc_sweep "$FIX/raw.avro" --max-past 20000d
+}
