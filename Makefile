@@ -30,7 +30,7 @@ ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
 # lib/base/failalloc.c) so that tests/faults.bats can prove every tool
 # fails cleanly; FAILALLOC=0 builds them without it.
 FAILALLOC ?= 1
-WRAPS     := malloc calloc realloc strdup strndup posix_memalign
+WRAPS     := malloc calloc realloc strdup strndup posix_memalign mmap
 TOOLLDFLAGS := $(if $(filter 1,$(FAILALLOC)),$(foreach f,$(WRAPS),-Wl$(comma)--wrap=$(f)),)
 
 LIB_SRC   := $(sort $(wildcard lib/*/*.c))

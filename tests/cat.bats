@@ -185,8 +185,14 @@ EOF
 @test "empty input is an error, not zero records" {
 	run --separate-stderr cnt-cat </dev/null
 	[ "$status" -eq 2 ]
-	[[ $stderr == "cnt-cat: '-'"*"empty input"* ]]
+	[[ $stderr == "cnt-cat: '-': empty input, not an Avro container file" ]]
 	[ -z "$output" ]
+}
+
+@test "an empty pipe points at the command before, which is where the cause is" {
+	run --separate-stderr bash -c 'true | cnt-cat'
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-cat: '-': empty input from a pipe: the command before this one failed (see its message) or wrote nothing" ]
 }
 
 @test "--count equals the expected line count" {

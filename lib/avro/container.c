@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -183,8 +184,16 @@ static int read_header(cnt_reader *r, cnt_err *err)
 
 	if (avail < 0)
 		return -1;
-	if (avail == 0 && start == 0)
+	if (avail == 0 && start == 0) {
+		struct stat st;
+
+		/* A cnt tool writes at least a header even for no records, so
+		 * an empty pipe means the command before failed: say so, so
+		 * that the root cause is read first, not this. */
+		if (fstat(r->fd, &st) == 0 && S_ISFIFO(st.st_mode))
+			return cnt_err_set(err, "'%s': empty input from a pipe: the command before this one failed (see its message) or wrote nothing", r->name);
 		return cnt_err_set(err, "'%s': empty input, not an Avro container file", r->name);
+	}
 	if (avail < 4 || memcmp(r->in + r->in_pos, magic, 4) != 0)
 		return cnt_err_set(err, "'%s' byte %llu: not an Avro container file (no \"Obj\\x01\" magic)",
 			r->name, (unsigned long long)start);

@@ -2,7 +2,7 @@
  * failalloc.c - allocation failure injection for the tools' tests.
  *
  * The tools are linked with -Wl,--wrap for malloc, calloc, realloc,
- * strdup, strndup and posix_memalign (Makefile, FAILALLOC), so every
+ * strdup, strndup, posix_memalign and mmap (Makefile, FAILALLOC), so every
  * allocation made by cnt's own code comes through here.  With
  * CNT_FAIL_ALLOC=N in the environment the N-th of them (counting from 1)
  * returns NULL, as SQLite's test builds do; with CNT_FAIL_ALLOC unset
@@ -14,9 +14,12 @@
  * counted: --wrap only reaches calls that the linker resolves from our
  * objects.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
 
 void *__real_malloc(size_t n);
 void *__real_calloc(size_t k, size_t n);
@@ -24,6 +27,7 @@ void *__real_realloc(void *p, size_t n);
 char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_posix_memalign(void **p, size_t align, size_t n);
+void *__real_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off);
 
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
@@ -31,6 +35,7 @@ void *__wrap_realloc(void *p, size_t n);
 char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_posix_memalign(void **p, size_t align, size_t n);
+void *__wrap_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off);
 
 static long fail_at = -1;   /* -1: not yet read from the environment */
 static long count;
@@ -78,5 +83,14 @@ char *__wrap_strndup(const char *s, size_t n)
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n)
 {
-	return should_fail() ? 12 /* ENOMEM */ : __real_posix_memalign(p, align, n);
+	return should_fail() ? ENOMEM : __real_posix_memalign(p, align, n);
+}
+
+void *__wrap_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off)
+{
+	if (should_fail()) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return __real_mmap(addr, n, prot, flags, fd, off);
 }

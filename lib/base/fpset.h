@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/table.h"
+
 typedef struct cnt_fp {
 	uint64_t hi, lo;
 } cnt_fp;
@@ -31,13 +33,6 @@ typedef struct cnt_fpset {
 /* Hashes the concatenation of n parts, each followed by a 0 byte so that
  * ("ab","c") and ("a","bc") differ. */
 cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens);
-
-/* Zeroed memory for a large hash table: mapped directly, with huge pages
- * asked for, above 4 MiB (a lookup is one random access, and with 4 KiB
- * pages most of them would also miss the TLB).  Free with cnt_table_free
- * and the same size. */
-void *cnt_table_alloc(size_t bytes);
-void cnt_table_free(void *p, size_t bytes);
 
 /* Initialises an empty set.  Returns 0 or -1 (out of memory). */
 int cnt_fpset_init(cnt_fpset *s, size_t expected);

@@ -14,14 +14,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
-
-/* A byte string that is not NUL-terminated.  p == NULL means the field was
- * absent (a JSON null, or an empty CSV cell, counts as absent); a present
- * empty string has p != NULL and n == 0. */
-typedef struct cnt_slice {
-	const char *p;
-	size_t n;
-} cnt_slice;
+#include "base/slice.h"
 
 enum { CNT_ORIGIN_BACKEND = 0, CNT_ORIGIN_CLIENT = 1 };
 

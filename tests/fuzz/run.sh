@@ -33,9 +33,8 @@ make -s BUILD="$BUILD" CC="$FUZZ_CC" "$BUILD/gen/schemas.c" || exit 2
 mkdir -p "$BUILD/lib" "$BUILD/bin" "$BUILD/artifacts" "$BUILD/corpus" || exit 2
 objs=""
 objname() { case $1 in lib/*) n=${1#lib/}; echo "$BUILD/lib/${n%.c}.o";; *) echo "$BUILD/lib/$(basename "$1" .c).o";; esac; }
-# Every library source but the allocation-failure wrappers, which only
-# link into the tools (with -Wl,--wrap; Makefile, FAILALLOC).
-srcs=$(ls lib/*/*.c | grep -v '^lib/base/failalloc\.c$') || exit 2
+# failalloc.c is for the tools' --wrap link only (Makefile, FAILALLOC).
+srcs=$(ls lib/*/*.c | grep -v '/failalloc\.c$')
 for src in $srcs "$BUILD/gen/schemas.c"; do
 	objs="$objs $(objname "$src")"
 done
