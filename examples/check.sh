@@ -354,7 +354,7 @@ expect_line "views/$BOARD/global/current -> v000001"
 "$BIN/cnt-cat" --meta "$f/views/$BOARD/global/current/view.avro" |
 	jq -c '.metadata["cnt.view"] | fromjson | [.window.from, .window.to, .as_of, .members, .head]' >"$dir/view.act" 2>&1
 same "the view's window, as-of and size (cnt.view)" "$dir/view.exp" "$dir/view.act"
-"$BIN/cnt-rank" -D "$f/views" -b "$BOARD" --now 2026-11-30T09:00:00Z top 10 |
+"$BIN/cnt-rank" -w "$f/views" -b "$BOARD" --now 2026-11-30T09:00:00Z top 10 |
 	jq -c '.entries[] | [.member_ref, .rank, .value, .last_event_time]' >"$dir/top.act" 2>&1
 same "cnt-rank top 10" "$dir/top.exp" "$dir/top.act"
 "$BIN/cnt-cat" "$f/views/$BOARD/global/current/view.avro" |

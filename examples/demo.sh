@@ -171,15 +171,15 @@ jq -r '"\(.changed) of \(.left) records changed, \(.only_left + .only_right) key
 
 BOARD=acme-30d-distance
 section "21. Rank: cnt-project builds the view of $BOARD (distance, last 30 days in Berlin) and publishes it"
-echo "\$ cnt-project -d $DEFS -b $BOARD -D views --now $NOW -v buckets.avro"
+echo "\$ cnt-project -d $DEFS -b $BOARD -w views --now $NOW -v buckets.avro"
 rm -rf "$dir/views"   # a fresh view directory: version 1 on every run
-"$BIN/cnt-project" -d "$DEFS" -b "$BOARD" -D "$dir/views" --now "$NOW" -v "$dir/buckets.avro" 2>&1
+"$BIN/cnt-project" -d "$DEFS" -b "$BOARD" -w "$dir/views" --now "$NOW" -v "$dir/buckets.avro" 2>&1
 echo "views/$BOARD/global/current -> $(readlink "$dir/views/$BOARD/global/current")"
 
-section "22. The leaderboard: the top 10, with version and as-of (cnt-rank --table top 10)"
-echo "\$ cnt-rank -D views -b $BOARD --now $NOW --table top 10"
-"$BIN/cnt-rank" -D "$dir/views" -b "$BOARD" --now "$NOW" --table top 10
+section "22. The leaderboard: the top 10, with version and as-of (cnt-rank -F table top 10)"
+echo "\$ cnt-rank -w views -b $BOARD --now $NOW -F table top 10"
+"$BIN/cnt-rank" -w "$dir/views" -b "$BOARD" --now "$NOW" -F table top 10
 
 section "23. One member's rank (cnt-rank rank m-1042)"
-echo "\$ cnt-rank -D views -b $BOARD --now $NOW rank m-1042"
-"$BIN/cnt-rank" -D "$dir/views" -b "$BOARD" --now "$NOW" rank m-1042
+echo "\$ cnt-rank -w views -b $BOARD --now $NOW rank m-1042"
+"$BIN/cnt-rank" -w "$dir/views" -b "$BOARD" --now "$NOW" rank m-1042

@@ -21,10 +21,10 @@ setup_file() {
 	# the log segment after the views were built (admitted at 13:00)
 	events "$VDATA/overlay.jsonl" later.avro 2026-03-01T13:00:00Z
 	for b in cap3; do
-		cnt-project -d "$DEFS" -b $b -D V --now "$INGEST_NOW" cap.avro
+		cnt-project -d "$DEFS" -b $b -w V --now "$INGEST_NOW" cap.avro
 	done
 	for b in rk_comp rk_dense rk_ord rk_latest rk_ref; do
-		cnt-project -d "$DEFS" -b $b -D V --now "$INGEST_NOW" rank.avro
+		cnt-project -d "$DEFS" -b $b -w V --now "$INGEST_NOW" rank.avro
 	done
 }
 
@@ -38,15 +38,20 @@ setup() {
 }
 
 rank() {
-	cnt-rank -D "$V" --now "$NOW" "$@"
+	cnt-rank -w "$V" --now "$NOW" "$@"
 }
 
-@test "--help and --version-info" {
+@test "--help and --version (the program's version; a view version is --view-version)" {
 	run -0 cnt-rank --help
 	[[ $output == usage:* ]]
-	[[ $output == *--overlay* ]]
-	run -0 cnt-rank --version-info
-	[[ $output == "cnt-rank "* ]]
+	[[ $output == *--overlay* && $output == *--view-version* && $output == *verify* ]]
+	run -0 cnt-rank --version
+	[[ $output =~ ^cnt-rank\ [0-9]+\.[0-9]+\.[0-9]+$ ]]
+	# the old spellings are gone
+	run -2 cnt-rank --version-info
+	run -2 cnt-rank -D "$V" -b cap3 top
+	run -2 cnt-rank -w "$V" -b cap3 -s global top
+	run -2 cnt-rank -w "$V" -b cap3 --table top
 }
 
 @test "top N: the head with exact ranks; every answer carries board, scope, version, as-of, stale, frozen" {
@@ -110,7 +115,10 @@ rank() {
 	# the default k is 5
 	rank -b cap3 around p4 | one '(.neighbourhood | length) == 7'
 	run -2 rank -b cap3 around p4 0
-	[ "$output" = "cnt-rank: around: '0' is not a count from 1 to 1000" ]
+	[ "${lines[0]}" = "cnt-rank: around: '0' is not a count from 1 to 1000" ]
+	[[ ${lines[1]} == usage:* ]]
+	run -2 rank -b cap3 around p4 1001
+	[ "${lines[0]}" = "cnt-rank: around: '1001' is not a count from 1 to 1000" ]
 	rank -b cap3 around nobody 1 | one '.found == false and (has("neighbourhood") | not)'
 	# a member the overlay brings in has no place in the view to stand around
 	run -2 rank -b cap3 --overlay "$F/later.avro" around newbie 1
@@ -173,16 +181,18 @@ rank() {
 	rank -b rk_ord --overlay e.avro rank e | one '.value == 8 and .rank == 5'
 }
 
-@test "--version pins an older view; the published one answers otherwise" {
+@test "--view-version pins an older view; the published one answers otherwise" {
 	buckets "$VDATA/overlay.jsonl" later-b.avro 2026-03-01T13:00:00Z
-	cnt-project -d "$DEFS" -b cap3 -D W --now "$INGEST_NOW" "$F/cap.avro"
-	cnt-project -d "$DEFS" -b cap3 -D W --now 2026-03-01T13:00:00Z "$F/cap.avro" later-b.avro
-	cnt-rank -D W -b cap3 --now "$NOW" rank p7 | one '.version == 2 and .value == 95 and .rank == 2 and
+	cnt-project -d "$DEFS" -b cap3 -w W --now "$INGEST_NOW" "$F/cap.avro"
+	cnt-project -d "$DEFS" -b cap3 -w W --now 2026-03-01T13:00:00Z "$F/cap.avro" later-b.avro
+	cnt-rank -w W -b cap3 --now "$NOW" rank p7 | one '.version == 2 and .value == 95 and .rank == 2 and
 		.as_of == "2026-03-01T13:00:00.000Z"'
-	cnt-rank -D W -b cap3 --now "$NOW" --version 1 rank p7 | one '.version == 1 and .value == 10 and .rank_band == [7, 7] and
+	cnt-rank -w W -b cap3 --now "$NOW" --view-version 1 rank p7 | one '.version == 1 and .value == 10 and .rank_band == [7, 7] and
 		.as_of_ms == 1772366400000'
-	run -2 cnt-rank -D W -b cap3 --version 0 top
-	[ "$output" = "cnt-rank: --version: '0' is not a version number" ]
+	run -2 cnt-rank -w W -b cap3 --view-version 0 top
+	[ "${lines[0]}" = "cnt-rank: --view-version: '0' is not a whole number from 1 to 999999" ]
+	run -2 cnt-rank -w W -b cap3 --view-version 1x top
+	[ "${lines[0]}" = "cnt-rank: --view-version: '1x' is not a whole number from 1 to 999999" ]
 }
 
 @test "stale: true once --now is past as-of + freshness_budget_s" {
@@ -195,88 +205,302 @@ rank() {
 }
 
 @test "a frozen scope answers frozen:true" {
-	cnt-project -d "$DEFS" -b cap3 -D W --now "$INGEST_NOW" "$F/cap.avro"
-	cnt-project -D W -b cap3 --freeze
-	cnt-rank -D W -b cap3 --now "$NOW" rank p1 | one '.frozen == true and .rank == 1'
-	cnt-rank -D W -b cap3 --now "$NOW" --table top 1 | head -n 1 | grep -q FROZEN
+	cnt-project -d "$DEFS" -b cap3 -w W --now "$INGEST_NOW" "$F/cap.avro"
+	cnt-project -w W -b cap3 --freeze
+	cnt-rank -w W -b cap3 --now "$NOW" rank p1 | one '.frozen == true and .rank == 1'
+	cnt-rank -w W -b cap3 --now "$NOW" -F table top 1 | head -n 1 | grep -q FROZEN
 }
 
-@test "--table: a header line and one line per member" {
-	run -0 rank -b cap3 --table --directory "$VDATA/directory.jsonl" top 3
+@test "-F table: a header line and one line per member" {
+	run -0 rank -b cap3 -F table --directory "$VDATA/directory.jsonl" top 3
 	[ "${#lines[@]}" -eq 4 ]
 	[[ ${lines[0]} == "board cap3  scope global  version 1  as of 2026-03-01T12:00:00.000Z" ]]
 	[[ ${lines[1]} =~ ^\ +1\ +Ada\ +100$ ]]
-	run -0 rank -b cap3 --table rank p4
+	run -0 rank -b cap3 -F table rank p4
 	[ "${lines[1]}" = "p4: value 75, rank between 4 and 5 (histogram band)" ]
-	run -0 rank -b cap3 --table rank p2
+	run -0 rank -b cap3 -F table rank p2
 	[ "${lines[1]}" = "p2: value 90, rank 2" ]
-	run -0 rank -b cap3 --table rank nobody
+	run -0 rank -b cap3 -F table rank nobody
 	[ "${lines[1]}" = "nobody: not in this view" ]
 }
 
-@test "errors: unknown board, missing version, corrupt index, bad question: one line, exit 2" {
+@test "errors: unknown board, missing version, corrupt index: one line, exit 2" {
 	run -2 rank -b nope top
 	[ "$output" = "cnt-rank: board 'nope' scope 'global' has no published view in '$V' (cnt-project builds and publishes one)" ]
-	run -2 rank -b cap3 -s nowhere top
+	run -2 rank -b cap3 --scope nowhere top
 	[ "${#lines[@]}" -eq 1 ]
-	run -2 rank -b cap3 --version 9 top
+	run -2 rank -b cap3 --view-version 9 top
 	[ "${#lines[@]}" -eq 1 ]
 	[[ $output == "cnt-rank: cannot open the view '$V/cap3/global/v000009/index.bin': No such file or directory" ]]
-	run -2 rank -b cap3 why p1
-	[ "$output" = "cnt-rank: unknown question 'why': top, rank, around or value" ]
-	run -2 rank -b cap3 rank
-	[ "$output" = "cnt-rank: rank: which member?" ]
-	run -2 rank -b cap3 top 0
-	[ "$output" = "cnt-rank: top: '0' is not a positive count" ]
-	run -2 cnt-rank -b cap3 top
-	[ "${lines[0]}" = "cnt-rank: -D views, -b board and a question are required" ]
-	# a truncated index, a damaged magic, a lost tail: each refused
+	# a truncated index, a damaged magic, the old format, a lost tail: each refused
 	cp -r "$V" W
 	idx=W/cap3/global/v000001/index.bin
 	cp "$idx" good.bin
-	for cut in 0 20 100 $(($(stat -c %s good.bin) - 1)); do
+	for cut in 0 20 87 88 100 $(($(stat -c %s good.bin) - 1)); do
 		head -c "$cut" good.bin >"$idx"
-		run -2 cnt-rank -D W -b cap3 top
+		run -2 cnt-rank -w W -b cap3 top
 		echo "cut $cut: $output"
 		[ "${#lines[@]}" -eq 1 ]
-		[[ $output == "cnt-rank: view '$PWD/W/cap3/global/v000001/index.bin' is"* || $output == "cnt-rank: view 'W/cap3/global/v000001/index.bin' is"* ]]
+		[[ $output == "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt: "*"; rebuild it with cnt-project" ]]
 	done
-	{ printf 'CNTVIEW2'; tail -c +9 good.bin; } >"$idx"
-	run -2 cnt-rank -D W -b cap3 rank p1
-	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt or truncated; rebuild it with cnt-project" ]
-	# a current link pointing at nothing a version is named
+	{ printf 'CNTVIEWX'; tail -c +9 good.bin; } >"$idx"
+	run -2 cnt-rank -w W -b cap3 rank p1
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt: not a view index (bad magic); rebuild it with cnt-project" ]
+	{ printf 'CNTVIEW1'; tail -c +9 good.bin; } >"$idx"
+	run -2 cnt-rank -w W -b cap3 rank p1
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt: index format CNTVIEW1, this cnt reads CNTVIEW2; rebuild it with cnt-project" ]
+	# a version directory copied under another number
 	cp good.bin "$idx"
+	cp -r W/cap3/global/v000001 W/cap3/global/v000002
+	run -2 cnt-rank -w W -b cap3 --view-version 2 top
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000002/index.bin' is corrupt: it describes version 1 of board 'cap3' scope 'global'; rebuild it with cnt-project" ]
+	# a current link pointing at nothing a version is named
 	ln -sfn elsewhere W/cap3/global/current
-	run -2 cnt-rank -D W -b cap3 top
+	run -2 cnt-rank -w W -b cap3 top
 	[ "$output" = "cnt-rank: 'W/cap3/global/current' points at 'elsewhere', which is not a view version" ]
+}
+
+@test "questions: strict counts, nothing after a complete question, options before or after it" {
+	run -2 rank -b cap3 why p1
+	[ "${lines[0]}" = "cnt-rank: unknown question 'why': top, rank, around, value or verify" ]
+	[[ ${lines[1]} == usage:* ]]
+	run -2 rank -b cap3
+	[ "${lines[0]}" = "cnt-rank: a question is required: top, rank, around, value or verify" ]
+	run -2 rank -b cap3 rank
+	[ "${lines[0]}" = "cnt-rank: rank: which member?" ]
+	run -2 rank -b cap3 value
+	[ "${lines[0]}" = "cnt-rank: value: which member?" ]
+	# top 0 asks for nothing: refused, as are signs, spaces, suffixes
+	for n in 0 2x x +3 ' 3' '' 1000000001 99999999999999999999; do
+		run -2 rank -b cap3 top "$n"
+		[ "${lines[0]}" = "cnt-rank: top: '$n' is not a count from 1 to 1000000000" ]
+	done
+	rank -b cap3 top 1000000000 | one '.top == 3'
+	run -2 rank -b cap3 around p4 2x
+	[ "${lines[0]}" = "cnt-rank: around: '2x' is not a count from 1 to 1000" ]
+	# operands after a complete question
+	run -2 rank -b cap3 top 3 4
+	[ "${lines[0]}" = "cnt-rank: unexpected operand '4' after the question" ]
+	run -2 rank -b cap3 rank p1 p2
+	[ "${lines[0]}" = "cnt-rank: unexpected operand 'p2' after the question" ]
+	run -2 rank -b cap3 around p1 2 3
+	[ "${lines[0]}" = "cnt-rank: unexpected operand '3' after the question" ]
+	run -2 rank -b cap3 verify now
+	[ "${lines[0]}" = "cnt-rank: unexpected operand 'now' after the question" ]
+	# an unknown option anywhere is a usage error, not ignored
+	run -2 rank -b cap3 top 3 --bogus
+	[[ ${lines[0]} == *"unrecognized option '--bogus'"* ]]
+	# options after the question (GNU order) apply
+	run -0 cnt-rank top 3 -F table -w "$V" --now "$NOW" -b cap3
+	[ "${#lines[@]}" -eq 4 ]
+	[[ ${lines[0]} == "board cap3  scope global"* ]]
+	# -- ends the options: a member whose name starts with '-'
+	rank -b cap3 -- value -p9 | one '.member_ref == "-p9" and .found == false'
+	run -2 rank -b cap3 value -p9
+	run -2 rank -b cap3 -F csv top
+	[ "${lines[0]}" = "cnt-rank: --output-format: 'csv' is not json or table" ]
+	run -2 cnt-rank -b cap3 top
+	[ "${lines[0]}" = "cnt-rank: -w views and -b board are required" ]
+}
+
+@test "verify: the whole view against its checksums and structure; ok is exit 0, corrupt exit 2 naming what" {
+	run -0 rank -b cap3 verify
+	echo "$output" | one --argjson n "$(stat -c %s "$V/cap3/global/v000001/index.bin")" \
+		'.board == "cap3" and .version == 1 and .verified == true and .members == 7 and .bytes == $n'
+	run -0 rank -b cap3 -F table verify
+	[ "${lines[1]}" = "verified: 7 members, $(stat -c %s "$V/cap3/global/v000001/index.bin") bytes of index.bin and the head in view.avro" ]
+	for b in rk_comp rk_dense rk_ord rk_latest rk_ref; do rank -b $b verify | one '.verified'; done
+	cp -r "$V" W
+	idx=W/cap3/global/v000001/index.bin
+	cp "$idx" good.bin
+	# the last byte (a name): answers still work, verify finds it
+	"$PY" -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-1] ^= 0x20; open(sys.argv[1], "wb").write(b)' "$idx"
+	run -0 cnt-rank -w W -b cap3 top 1
+	run -2 cnt-rank -w W -b cap3 verify
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt: data checksum mismatch (entries, name slots, histogram or names); rebuild it with cnt-project" ]
+	# view.avro of another build: its description differs
+	cp good.bin "$idx"
+	cnt-project -d "$DEFS" -b cap3 -w X --now 2026-03-01T12:30:00Z "$F/cap.avro"
+	cp X/cap3/global/v000001/view.avro W/cap3/global/v000001/view.avro
+	run -2 cnt-rank -w W -b cap3 verify
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/view.avro' is corrupt: its description differs from index.bin's; rebuild it with cnt-project" ]
+	rm W/cap3/global/v000001/view.avro
+	run -2 cnt-rank -w W -b cap3 verify
+	[[ $output == "cnt-rank: cannot open the view 'W/cap3/global/v000001/view.avro': No such file or directory" ]]
+	# answers do not read view.avro
+	cnt-rank -w W -b cap3 top 1 | one '.top == 1'
+}
+
+# flip_check INDEX HIST_LO HIST_HI OFFSET...: for each offset, the view
+# index with that byte changed (xor 0x01, then xor 0xff) answers each
+# question with exit 0 or 2 - never a signal, 2 with one line naming the
+# file - and verify always with 2.  A change below HIST_LO... no: a change
+# in the header, the description ([0, P), given as offsets < P by the
+# caller through HIST_LO = P) or in [HIST_LO, HIST_HI) must be refused
+# by every question.
+flip_check() {
+	"$PY" - "$@" <<'PYEOF'
+import subprocess, sys
+idx, guard_lo, guard_hi = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+offsets = [int(x) for x in sys.argv[4:]]
+good = open(idx, "rb").read()
+questions = [["top", "10"], ["around", "p4", "2"], ["rank", "p7"], ["value", "p5"], ["verify"]]
+bad = []
+runs = 0
+for off in offsets:
+    for x in (0x01, 0xff):
+        b = bytearray(good)
+        b[off] ^= x
+        open(idx, "wb").write(b)
+        guarded = off < guard_lo or guard_lo <= off < guard_hi
+        for q in questions:
+            r = subprocess.run(["cnt-rank", "-w", "W", "-b", "cap3", "--now", "2026-03-01T12:05:00Z"] + q,
+                               capture_output=True, text=True, errors="replace")
+            runs += 1
+            err = r.stderr.splitlines()
+            ok = r.returncode in ((2,) if guarded or q == ["verify"] else (0, 2))
+            if r.returncode == 2:
+                ok = ok and len(err) == 1 and err[0].startswith("cnt-rank: view 'W/cap3/global/v000001/") \
+                    and " is corrupt: " in err[0] and r.stdout == ""
+            if not ok:
+                bad.append((off, x, " ".join(q), r.returncode, r.stderr[:200]))
+open(idx, "wb").write(good)
+for f in bad[:20]:
+    print("offset %d ^ %#x, %s: exit %d, stderr %r" % f)
+print("%d offsets, %d runs, %d failures" % (len(offsets), runs, len(bad)))
+sys.exit(1 if bad else 0)
+PYEOF
+}
+
+@test "a corrupt index: every header byte, the histogram and a sample of the rest; exit 2 or a right answer, never a crash" {
+	cp -r "$V" W
+	idx=W/cap3/global/v000001/index.bin
+	read -r P hist_lo hist_hi size < <("$PY" - "$idx" <<'PYEOF'
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+d, n, head, nbins, s, h = struct.unpack_from("<6Q", b, 40)
+p = 88 + d + (8 - d % 8) % 8
+e = p + 32 * n + 4 * h
+print(p, e, e + 16 * nbins + 8, len(b))
+PYEOF
+)
+	echo "P $P histogram [$hist_lo, $hist_hi) of $size bytes"
+	# every byte of the header and the description
+	flip_check "$idx" "$P" "$P" $(seq 0 $((P - 1)))
+	# every byte of the histogram
+	flip_check "$idx" "$hist_lo" "$hist_hi" $(seq "$hist_lo" $((hist_hi - 1)))
+	# every third byte of the entries and name slots, every byte of the names
+	flip_check "$idx" 0 0 $(seq "$P" 3 $((hist_lo - 1))) $(seq "$hist_hi" $((size - 1)))
+}
+
+@test "regression: a damaged entry name offset or length is an error, not a crash or a huge allocation" {
+	cp -r "$V" W
+	idx=W/cap3/global/v000001/index.bin
+	# entry 1 (p2): name offset 2^40; entry 2 (p3): name length 0xffff0001
+	"$PY" - "$idx" <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+d = struct.unpack_from("<Q", b, 40)[0]
+p = 88 + d + (8 - d % 8) % 8
+struct.pack_into("<Q", b, p + 32 * 1 + 16, 1 << 40)
+struct.pack_into("<I", b, p + 32 * 2 + 24, 0xffff0001)
+open(sys.argv[1], "wb").write(b)
+PYEOF
+	run -2 cnt-rank -w W -b cap3 top 10
+	[ "$output" = "cnt-rank: view 'W/cap3/global/v000001/index.bin' is corrupt: entry 1: its name (offset 1099511627776, length 2) lies outside the 14-byte name pool; rebuild it with cnt-project" ]
+	run -2 cnt-rank -w W -b cap3 around p4 1
+	[[ $output == *"is corrupt: entry 2: its name (offset 4, length 4294901761) lies outside the 14-byte name pool; rebuild it with cnt-project" ]]
+	run -2 cnt-rank -w W -b cap3 verify
+	[[ $output == *"is corrupt: data checksum mismatch"* ]]
+	# members not behind a damaged entry still answer
+	cnt-rank -w W -b cap3 --now "$NOW" value p1 | one '.value == 100'
+}
+
+@test "a member directory line that never ends is refused at the bound" {
+	run -2 rank -b cap3 --directory /dev/zero top 1
+	[ "$output" = "cnt-rank: '/dev/zero' line 1: longer than 65536 bytes" ]
+}
+
+@test "outputs: a full disk is exit 3, a closed pipe ends quietly by SIGPIPE even when it is ignored" {
+	run -3 bash -c "cnt-rank -w '$V' -b cap3 top 3 >/dev/full"
+	[ "$output" = "cnt-rank: cannot write standard output: No space left on device" ]
+	run -3 bash -c "cnt-rank -w '$V' -b cap3 -F table top 3 >/dev/full"
+	[ "$output" = "cnt-rank: cannot write standard output: No space left on device" ]
+	run -3 bash -c "cnt-rank -w '$V' -b cap3 --stats /dev/full rank p1 >/dev/null"
+	[[ $output == "cnt-rank: --stats: cannot write '/dev/full': No space left on device" ]]
+	"$PY" - "$V" <<'PYEOF'
+import os, signal, subprocess, sys
+signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+for fmt in ("json", "table"):
+    r, w = os.pipe()
+    os.close(r)
+    p = subprocess.run(["cnt-rank", "-w", sys.argv[1], "-b", "cap3", "-F", fmt, "top", "3"], stdout=w,
+                       stderr=subprocess.PIPE, restore_signals=False)
+    os.close(w)
+    assert p.returncode == -signal.SIGPIPE and p.stderr == b"", (fmt, p.returncode, p.stderr)
+PYEOF
+}
+
+@test "--stats and -v: what was answered, strings escaped" {
+	rank -b cap3 --stats st.json -v top 2 2>err.txt >/dev/null
+	one '.tool == "cnt-rank" and .question == "top" and .board == "cap3" and .scope == "global" and
+		.version == 1 and .members == 7 and .in == 0 and .out == 2' st.json
+	[ "$(cat err.txt)" = "cnt-rank: $V/cap3/global/v000001: version 1, 7 members, top" ]
+	rank -b cap3 --overlay "$F/later.avro" --stats - rank p7 2>&1 >/dev/null | one '.question == "rank" and .in > 0 and .out == 0'
+	# a scope key holding a quote, a backslash and a control character
+	printf '%s\n' '{"idempotency_key":"q1","tenant_id":"utc","counter_id":"geo","member_ref":"q","delta":1,"event_time":"2026-03-01T10:00:00Z","attrs":{"region":"a\"b\\c\u0001d"}}' >q.jsonl
+	buckets q.jsonl q.avro
+	cnt-project -d "$DEFS" -b region -w R --now "$INGEST_NOW" --scopes-from q.avro.events q.avro
+	cnt-rank -w R -b region --scope "$(printf 'a"b\\c\001d')" --stats st2.json rank q | one '.rank == 1'
+	one '.scope == "a\"b\\c\u0001d"' st2.json
+}
+
+# (The overlay is left out: its event reader, lib/avro, does not yet tell
+# every failed allocation from bad data.)
+@test "out of memory at every allocation: one line, exit 4, nothing on standard output" {
+	n=1
+	while :; do
+		CNT_FAIL_ALLOC=$n cnt-rank -w "$V" -b cap3 --now "$NOW" --directory "$VDATA/directory.jsonl" \
+			around p4 2 >out.txt 2>err.txt && rc=0 || rc=$?
+		[ "$rc" -eq 0 ] && break
+		echo "allocation $n: exit $rc: $(cat err.txt)"
+		[ "$rc" -eq 4 ]
+		[ "$(wc -l <err.txt)" -eq 1 ]
+		[[ $(cat err.txt) == "cnt-rank: "*"out of memory"* ]]
+		[ ! -s out.txt ]
+		n=$((n + 1))
+		[ "$n" -lt 500 ]
+	done
+	[ "$n" -gt 3 ]
+	one '.neighbourhood | length == 5' out.txt
 }
 
 @test "overlay by counter type: max keeps the larger, min the smaller, unique is unsupported" {
 	buckets "$VDATA/types.jsonl" types.avro
 	events "$VDATA/types-later.jsonl" types-later.avro 2026-03-01T13:00:00Z
 	for b in ov_best ov_fastest ov_uniq; do
-		cnt-project -d "$DEFS" -b $b -D T --now "$INGEST_NOW" types.avro
+		cnt-project -d "$DEFS" -b $b -w T --now "$INGEST_NOW" types.avro
 	done
 	# max: 9 in the view; the log adds 12 and 3 -> 12 (not 9 + 15)
-	cnt-rank -D T -b ov_best --now "$NOW" --overlay types-later.avro value q1 |
+	cnt-rank -w T -b ov_best --now "$NOW" --overlay types-later.avro value q1 |
 		one '.value == 12 and .overlay.events == 2'
-	cnt-rank -D T -b ov_best --now "$NOW" --overlay types-later.avro rank q1 | one '.kind == "exact" and .rank == 1'
+	cnt-rank -w T -b ov_best --now "$NOW" --overlay types-later.avro rank q1 | one '.kind == "exact" and .rank == 1'
 	# min: 5 in the view; the log adds 2 and 8 -> 2
-	cnt-rank -D T -b ov_fastest --now "$NOW" --overlay types-later.avro value q1 |
+	cnt-rank -w T -b ov_fastest --now "$NOW" --overlay types-later.avro value q1 |
 		one '.value == 2 and .overlay.events == 2'
 	# unique: two items in the view; a third cannot be added without the sketch
-	cnt-rank -D T -b ov_uniq --now "$NOW" --overlay types-later.avro value q1 |
+	cnt-rank -w T -b ov_uniq --now "$NOW" --overlay types-later.avro value q1 |
 		one '.value == 2 and .overlay.supported == false'
 }
 
-@test "--table value prints the member's value" {
-	run -0 rank -b cap3 --table value p5
+@test "-F table value prints the member's value" {
+	run -0 rank -b cap3 -F table value p5
 	[ "${lines[1]}" = "p5: value 70" ]
 }
 
 @test "a view of a counter with no bucket records has a null as-of and is always stale" {
 	# cap.avro holds nothing of counter utc/geo
-	cnt-project -d "$DEFS" -b cohort -D E --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/cap.avro"
-	run -0 cnt-rank -D E -b cohort -s "$(ls E/cohort | head -n 1)" --now "$NOW" top 1
+	cnt-project -d "$DEFS" -b cohort -w E --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/cap.avro"
+	run -0 cnt-rank -w E -b cohort --scope "$(ls E/cohort | head -n 1)" --now "$NOW" top 1
 	echo "$output" | one '.as_of == null and .as_of_ms == null and .stale == true'
 }

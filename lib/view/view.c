@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,90 +19,28 @@
 #include "avro/encoding.h"
 #include "avro/container.h"
 
+#define XXH_STATIC_LINKING_ONLY
 #include <xxhash.h>
 
-static const char magic[8] = {'C', 'N', 'T', 'V', 'I', 'E', 'W', '1'};
+static const char magic[8] = {'C', 'N', 'T', 'V', 'I', 'E', 'W', '2'};
 
-static int put_u64(cnt_buf *b, uint64_t v)
+_Static_assert(sizeof(cnt_view_entry) == 32, "an index entry is 32 bytes");
+
+/* Byte offsets of the header fields (view.h). */
+enum {
+	OFF_HEADER_SUM = 8, OFF_HIST_SUM = 16, OFF_DATA_SUM = 24, OFF_LEN = 32, OFF_D = 40,
+	OFF_N = 48, OFF_HEAD = 56, OFF_NBINS = 64, OFF_S = 72, OFF_H = 80
+};
+
+#define MAX_SLOTS ((uint64_t)1 << 33)
+
+static void put64(uint8_t *p, uint64_t v)
 {
-	uint8_t t[8];
-
 	for (int i = 0; i < 8; i++)
-		t[i] = (uint8_t)(v >> (8 * i));
-	return cnt_buf_append(b, t, 8);
+		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static int flush(cnt_buf *b, int fd, int force, cnt_err *err)
-{
-	if (b->len == 0 || (!force && b->len < (1u << 20)))
-		return 0;
-	if (cnt_write_all(fd, b->p, b->len) != 0)
-		return cnt_err_write(err, errno, "cannot write the view index");
-	b->len = 0;
-	return 0;
-}
-
-/* The file is written in the machine's byte order after a check that it
- * is little-endian, so entries can be copied and mapped as they are. */
-int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
-{
-	cnt_buf b = CNT_BUF_INIT;
-	size_t dlen = strlen(v->desc);
-	uint32_t *byname = NULL;
-	static const uint8_t zero[8];
-	size_t nslots = 2;
-	int rc = -1;
-
-	/* At most 3/4 full: short probes, a quarter of the file or less. */
-	while (nslots / 4 * 3 < v->n)
-		nslots *= 2;
-
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-	return cnt_err_set(err, "view files are little-endian; this machine is not");
-#endif
-	if (cnt_buf_append(&b, magic, 8) || put_u64(&b, dlen) || cnt_buf_append(&b, v->desc, dlen) ||
-	    cnt_buf_append(&b, zero, (8 - dlen % 8) % 8) || put_u64(&b, v->n) || put_u64(&b, v->head) ||
-	    put_u64(&b, v->nbins) || put_u64(&b, v->pool_len) || put_u64(&b, nslots))
-		goto oom;
-	for (size_t i = 0; i < v->n; i++) {
-		if (cnt_buf_append(&b, &v->entries[i], sizeof(cnt_view_entry)) != 0)
-			goto oom;
-		if (flush(&b, fd, 0, err) != 0)
-			goto out;
-	}
-	/* Positions by member name: an open-addressing table of XXH3 hashes,
-	 * so a lookup is a probe or two. */
-	byname = calloc(nslots, sizeof(*byname));
-	if (byname == NULL)
-		goto oom;
-	for (size_t i = 0; i < v->n; i++) {
-		const cnt_view_entry *e = &v->entries[i];
-		size_t k = XXH3_64bits(v->pool + e->name_off, e->name_len) & (nslots - 1);
-
-		while (byname[k])
-			k = (k + 1) & (nslots - 1);
-		byname[k] = (uint32_t)i + 1;
-	}
-	if (cnt_buf_append(&b, byname, nslots * sizeof(uint32_t)) != 0 ||
-	    cnt_buf_append(&b, v->edges, (v->nbins + 1) * sizeof(int64_t)) != 0 ||
-	    cnt_buf_append(&b, v->counts, v->nbins * sizeof(uint64_t)) != 0)
-		goto oom;
-	if (flush(&b, fd, 1, err) != 0 || cnt_write_all(fd, v->pool, v->pool_len) != 0) {
-		if (b.len == 0)
-			cnt_err_write(err, errno, "cannot write the view index");
-		goto out;
-	}
-	rc = 0;
-	goto out;
-oom:
-	cnt_err_oom(err, "writing the view index");
-out:
-	free(byname);
-	cnt_buf_release(&b);
-	return rc;
-}
-
-static uint64_t get_u64(const uint8_t *p)
+static uint64_t get64(const uint8_t *p)
 {
 	uint64_t v = 0;
 
@@ -110,71 +49,283 @@ static uint64_t get_u64(const uint8_t *p)
 	return v;
 }
 
+static size_t pad8(size_t n)
+{
+	return (8 - n % 8) % 8;
+}
+
+int cnt_view_describe(const cnt_view_build *b, cnt_buf *out, cnt_err *err)
+{
+	cnt_viewdesc d;
+
+	if (b->desc == NULL)
+		return cnt_err_set(err, "internal: a view without a description");
+	d = *b->desc;
+	d.members = b->n;
+	d.head = b->head;
+	d.bins = b->nbins;
+	return cnt_viewdesc_write(&d, out, err);
+}
+
+/* The name slots of b: H slots, position + 1 at XXH3-64(name) mod H,
+ * linear probing.  NULL when out of memory. */
+static uint32_t *name_slots(const cnt_view_build *b, size_t nslots)
+{
+	uint32_t *byname = calloc(nslots, sizeof(*byname));
+
+	if (byname == NULL)
+		return NULL;
+	for (size_t i = 0; i < b->n; i++) {
+		const cnt_view_entry *e = &b->entries[i];
+		size_t k = XXH3_64bits(b->pool + e->name_off, e->name_len) & (nslots - 1);
+
+		while (byname[k])
+			k = (k + 1) & (nslots - 1);
+		byname[k] = (uint32_t)i + 1;
+	}
+	return byname;
+}
+
+/* The file is written in the machine's byte order after a check that it
+ * is little-endian, so entries can be copied and mapped as they are. */
+int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
+{
+	cnt_buf h = CNT_BUF_INIT, hist = CNT_BUF_INIT;
+	static const uint8_t zero[8];
+	uint32_t *byname = NULL;
+	size_t nslots = 2, dlen, P, L;
+	XXH3_state_t st;
+	int rc = -1;
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+	return cnt_err_set(err, "view files are little-endian; this machine is not");
+#endif
+	if (v->n >= UINT32_MAX - 1)
+		return cnt_err_set(err, "a view holds fewer than 2^32 - 1 members, not %zu", v->n);
+	/* At most 3/4 full: short probes, a quarter of the file or less. */
+	while (nslots / 4 * 3 < v->n)
+		nslots *= 2;
+	if (cnt_buf_reserve(&h, CNT_VIEW_HEADER) != 0)
+		goto oom;
+	memset(h.p, 0, CNT_VIEW_HEADER);
+	h.len = CNT_VIEW_HEADER;
+	if (cnt_view_describe(v, &h, err) != 0)
+		goto out;
+	dlen = h.len - CNT_VIEW_HEADER;
+	if (cnt_buf_append(&h, zero, pad8(dlen)) != 0)
+		goto oom;
+	P = h.len;
+	byname = name_slots(v, nslots);
+	if (byname == NULL)
+		goto oom;
+	if (cnt_buf_append(&hist, v->edges, (v->nbins + 1) * sizeof(int64_t)) != 0 ||
+	    cnt_buf_append(&hist, v->counts, v->nbins * sizeof(uint64_t)) != 0)
+		goto oom;
+	L = P + v->n * 32 + nslots * 4 + hist.len + v->pool_len;
+	/* The data checksum, over the sections in file order. */
+	XXH3_INITSTATE(&st);
+	XXH3_64bits_reset(&st);
+	XXH3_64bits_update(&st, v->entries, v->n * sizeof(cnt_view_entry));
+	XXH3_64bits_update(&st, byname, nslots * sizeof(uint32_t));
+	XXH3_64bits_update(&st, hist.p, hist.len);
+	XXH3_64bits_update(&st, v->pool, v->pool_len);
+	memcpy(h.p, magic, 8);
+	put64(h.p + OFF_HIST_SUM, XXH3_64bits(hist.p, hist.len));
+	put64(h.p + OFF_DATA_SUM, XXH3_64bits_digest(&st));
+	put64(h.p + OFF_LEN, L);
+	put64(h.p + OFF_D, dlen);
+	put64(h.p + OFF_N, v->n);
+	put64(h.p + OFF_HEAD, v->head);
+	put64(h.p + OFF_NBINS, v->nbins);
+	put64(h.p + OFF_S, v->pool_len);
+	put64(h.p + OFF_H, nslots);
+	put64(h.p + OFF_HEADER_SUM, XXH3_64bits(h.p + 16, P - 16));
+	if (cnt_write_all(fd, h.p, h.len) != 0 ||
+	    cnt_write_all(fd, v->entries, v->n * sizeof(cnt_view_entry)) != 0 ||
+	    cnt_write_all(fd, byname, nslots * sizeof(uint32_t)) != 0 ||
+	    cnt_write_all(fd, hist.p, hist.len) != 0 || cnt_write_all(fd, v->pool, v->pool_len) != 0) {
+		cnt_err_write(err, errno, "cannot write the view index");
+		goto out;
+	}
+	rc = 0;
+	goto out;
+oom:
+	cnt_err_oom(err, "writing the view index");
+out:
+	free(byname);
+	cnt_buf_release(&h);
+	cnt_buf_release(&hist);
+	return rc;
+}
+
+/* "view 'PATH' is corrupt: <what>; rebuild it with cnt-project". */
+static int corrupt(const cnt_view *v, cnt_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int corrupt(const cnt_view *v, cnt_err *err, const char *fmt, ...)
+{
+	char what[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	return cnt_err_set(err, "view '%s' is corrupt: %s; rebuild it with cnt-project", v->path, what);
+}
+
+/* The checks of "Trust" in view.h, on v->map. */
+static int check_layout(cnt_view *v, int flags, cnt_err *err)
+{
+	const uint8_t *p = v->map;
+	uint64_t L = v->map_len, D, P, need, total = 0;
+	cnt_err derr;
+
+	if (L < CNT_VIEW_HEADER)
+		return corrupt(v, err, "%llu bytes, too short for a view index (truncated?)", (unsigned long long)L);
+	if (memcmp(p, magic, 7) == 0 && p[7] >= '0' && p[7] <= '9' && p[7] != magic[7])
+		return corrupt(v, err, "index format CNTVIEW%c, this cnt reads CNTVIEW%c", p[7], magic[7]);
+	if (memcmp(p, magic, 8) != 0)
+		return corrupt(v, err, "not a view index (bad magic)");
+	D = get64(p + OFF_D);
+	if (D > CNT_VIEWDESC_MAX || D > L - CNT_VIEW_HEADER)
+		return corrupt(v, err, "description length %llu is past the end of the file (truncated?)", (unsigned long long)D);
+	P = CNT_VIEW_HEADER + D + pad8(D);
+	if (P > L)
+		return corrupt(v, err, "the description's padding is past the end of the file (truncated?)");
+	if (!(flags & CNT_VIEW_NO_CHECKSUMS) && XXH3_64bits(p + 16, P - 16) != get64(p + OFF_HEADER_SUM))
+		return corrupt(v, err, "header checksum mismatch");
+	if (get64(p + OFF_LEN) != L)
+		return corrupt(v, err, "the header gives %llu bytes, the file has %llu (truncated?)",
+			(unsigned long long)get64(p + OFF_LEN), (unsigned long long)L);
+	v->desc_text = (const char *)p + CNT_VIEW_HEADER;
+	v->desc_len = D;
+	v->n = get64(p + OFF_N);
+	v->head = get64(p + OFF_HEAD);
+	v->nbins = get64(p + OFF_NBINS);
+	v->pool_len = get64(p + OFF_S);
+	v->nslots = get64(p + OFF_H);
+	v->data_sum = get64(p + OFF_DATA_SUM);
+	v->data_off = P;
+	/* Each size against the file before any sum of them. */
+	if (v->n >= UINT32_MAX - 1 || v->n > L / 32)
+		return corrupt(v, err, "member count %llu is out of range", (unsigned long long)v->n);
+	if (v->head > v->n)
+		return corrupt(v, err, "head %llu is larger than the member count %llu", (unsigned long long)v->head,
+			(unsigned long long)v->n);
+	if (v->nbins < 1 || v->nbins > CNT_VIEWDESC_MAX_BINS)
+		return corrupt(v, err, "histogram bin count %llu is out of range", (unsigned long long)v->nbins);
+	if (v->nslots < 2 || (v->nslots & (v->nslots - 1)) || v->nslots <= v->n || v->nslots > MAX_SLOTS ||
+	    v->nslots > L / 4)
+		return corrupt(v, err, "name slot count %llu is out of range", (unsigned long long)v->nslots);
+	if (v->pool_len > L)
+		return corrupt(v, err, "name pool size %llu is out of range", (unsigned long long)v->pool_len);
+	need = P + v->n * 32 + v->nslots * 4 + v->nbins * 16 + 8 + v->pool_len;
+	if (need != L)
+		return corrupt(v, err, "its sections add up to %llu bytes, the file has %llu", (unsigned long long)need,
+			(unsigned long long)L);
+	v->entries = (const cnt_view_entry *)(p + P);
+	v->by_name = (const uint32_t *)(p + P + v->n * 32);
+	v->edges = (const int64_t *)(p + P + v->n * 32 + v->nslots * 4);
+	v->counts = (const uint64_t *)(v->edges + v->nbins + 1);
+	v->pool = (const char *)(v->counts + v->nbins);
+	if (!(flags & CNT_VIEW_NO_CHECKSUMS) &&
+	    XXH3_64bits(v->edges, v->nbins * 16 + 8) != get64(p + OFF_HIST_SUM))
+		return corrupt(v, err, "histogram checksum mismatch");
+	for (uint64_t i = 0; i < v->nbins; i++) {
+		if (v->edges[i] > v->edges[i + 1])
+			return corrupt(v, err, "histogram edges %llu and %llu are not in order", (unsigned long long)i,
+				(unsigned long long)i + 1);
+		if (v->counts[i] > v->n - total)
+			return corrupt(v, err, "histogram counts add up to more than the %llu members", (unsigned long long)v->n);
+		total += v->counts[i];
+	}
+	if (total != v->n)
+		return corrupt(v, err, "histogram counts add up to %llu, not the %llu members", (unsigned long long)total,
+			(unsigned long long)v->n);
+	if (cnt_viewdesc_parse(&v->desc, v->desc_text, v->desc_len, &derr) != 0) {
+		if (derr.kind == CNT_ERR_NOMEM) {
+			*err = derr;
+			return -1;
+		}
+		return corrupt(v, err, "description: %s", derr.msg);
+	}
+	if (v->desc.members != v->n || v->desc.head != v->head || v->desc.bins != v->nbins)
+		return corrupt(v, err, "the description's members, head or bins differ from the header's");
+	return 0;
+}
+
+int cnt_view_open_mem(cnt_view *v, const void *p, size_t n, const char *name, int flags, cnt_err *err)
+{
+	memset(v, 0, sizeof(*v));
+	snprintf(v->path, sizeof(v->path), "%s", name);
+	if ((uintptr_t)p % 8)
+		return cnt_err_set(err, "internal: a view image must be 8-byte aligned");
+	v->map = p;
+	v->map_len = n;
+	if (check_layout(v, flags, err) != 0) {
+		cnt_view_close(v);
+		return -1;
+	}
+	return 0;
+}
+
 int cnt_view_open(cnt_view *v, const char *dir, cnt_err *err)
 {
-	char path[4096];
 	struct stat st;
 	const uint8_t *p;
-	size_t off, need;
 	int fd;
 
 	memset(v, 0, sizeof(*v));
-	snprintf(path, sizeof(path), "%s/index.bin", dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if ((size_t)snprintf(v->path, sizeof(v->path), "%s/index.bin", dir) >= sizeof(v->path))
+		return cnt_err_set(err, "path too long: '%s'", dir);
+	fd = open(v->path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return cnt_err_set(err, "cannot open the view '%s': %s", path, strerror(errno));
-	if (fstat(fd, &st) != 0 || st.st_size < 48) {
+		return cnt_err_set(err, "cannot open the view '%s': %s", v->path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cnt_err_set(err, "view '%s' is too short to be a view index", path);
+		return cnt_err_set(err, "view '%s' is not a regular file", v->path);
+	}
+	if (st.st_size < CNT_VIEW_HEADER) {
+		close(fd);
+		return corrupt(v, err, "%lld bytes, too short for a view index (truncated?)", (long long)st.st_size);
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (p == MAP_FAILED)
-		return cnt_err_set(err, "cannot map the view '%s': %s", path, strerror(errno));
+		return errno == ENOMEM ? cnt_err_oom(err, "mapping the view '%s'", v->path) :
+			cnt_err_set(err, "cannot map the view '%s': %s", v->path, strerror(errno));
 	v->map = p;
 	v->map_len = (size_t)st.st_size;
-	if (memcmp(p, magic, 8) != 0)
-		goto corrupt;
-	v->desc_len = get_u64(p + 8);
-	if (v->desc_len > v->map_len)
-		goto corrupt;
-	v->desc = (const char *)p + 16;
-	off = 16 + v->desc_len + (8 - v->desc_len % 8) % 8;
-	if (off + 40 > v->map_len)
-		goto corrupt;
-	v->n = get_u64(p + off);
-	v->head = get_u64(p + off + 8);
-	v->nbins = get_u64(p + off + 16);
-	v->pool_len = get_u64(p + off + 24);
-	v->nslots = get_u64(p + off + 32);
-	off += 40;
-	if (v->n >= UINT32_MAX || v->head > v->n || v->nbins == 0 || v->nbins > (1u << 20) ||
-	    v->nslots < v->n + 1 || (v->nslots & (v->nslots - 1)) || v->nslots > ((uint64_t)1 << 34) ||
-	    v->pool_len > v->map_len)
-		goto corrupt;
-	need = off + v->n * 32 + v->nslots * 4 + (v->nbins + 1) * 8 + v->nbins * 8 + v->pool_len;
-	if (need != v->map_len)
-		goto corrupt;
-	v->entries = (const cnt_view_entry *)(p + off);
-	off += v->n * 32;
-	v->by_name = (const uint32_t *)(p + off);
-	off += v->nslots * 4;
-	v->edges = (const int64_t *)(p + off);
-	off += (v->nbins + 1) * 8;
-	v->counts = (const uint64_t *)(p + off);
-	off += v->nbins * 8;
-	v->pool = (const char *)p + off;
+	v->mapped = 1;
+	if (check_layout(v, 0, err) != 0) {
+		cnt_view_close(v);
+		return -1;
+	}
 	return 0;
-corrupt:
-	cnt_view_close(v);
-	return cnt_err_set(err, "view '%s' is corrupt or truncated; rebuild it with cnt-project", path);
 }
 
 void cnt_view_close(cnt_view *v)
 {
-	if (v->map)
+	if (v->map && v->mapped)
 		munmap((void *)(uintptr_t)v->map, v->map_len);
-	memset(v, 0, sizeof(*v));
+	cnt_viewdesc_release(&v->desc);
+	v->map = NULL;
+	v->mapped = 0;
+	v->entries = NULL;
+	v->n = v->head = 0;
+}
+
+int cnt_view_name(const cnt_view *v, uint64_t i, const char **name, size_t *len, cnt_err *err)
+{
+	const cnt_view_entry *e;
+
+	if (i >= v->n)
+		return corrupt(v, err, "entry %llu is past the %llu entries", (unsigned long long)i, (unsigned long long)v->n);
+	e = &v->entries[i];
+	if (e->name_off > v->pool_len || e->name_len > v->pool_len - e->name_off)
+		return corrupt(v, err, "entry %llu: its name (offset %llu, length %u) lies outside the %llu-byte name pool",
+			(unsigned long long)i, (unsigned long long)e->name_off, e->name_len, (unsigned long long)v->pool_len);
+	*name = v->pool + e->name_off;
+	*len = e->name_len;
+	return 0;
 }
 
 int64_t cnt_view_find(const cnt_view *v, const char *name, size_t n)
@@ -186,7 +337,7 @@ int64_t cnt_view_find(const cnt_view *v, const char *name, size_t n)
 		const cnt_view_entry *e;
 
 		if (pos >= v->n)
-			return -1;
+			continue;   /* a damaged slot: as if it held another name */
 		e = &v->entries[pos];
 		if (e->name_len == n && e->name_off <= v->pool_len && n <= v->pool_len - e->name_off &&
 		    memcmp(v->pool + e->name_off, name, n) == 0)
@@ -209,6 +360,157 @@ size_t cnt_view_bin(const cnt_view *v, int64_t value)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* ---- verify ------------------------------------------------------------ */
+
+/* Whether a ranks at or above b by value and achiever time alone (names
+ * are compared by the caller). */
+static int value_order(const cnt_viewdesc *d, const cnt_view_entry *a, const cnt_view_entry *b)
+{
+	if (a->value != b->value)
+		return (a->value > b->value) == !d->order_asc ? -1 : 1;
+	for (size_t i = 0; i < d->ntie_break; i++) {
+		if (d->tie_break[i] == CNT_TIE_EARLIEST_ACHIEVER && a->last_event_time != b->last_event_time)
+			return a->last_event_time < b->last_event_time ? -1 : 1;
+		if (d->tie_break[i] == CNT_TIE_LATEST_ACHIEVER && a->last_event_time != b->last_event_time)
+			return a->last_event_time > b->last_event_time ? -1 : 1;
+		if (d->tie_break[i] == CNT_TIE_MEMBER_REF_ASC)
+			break;
+	}
+	return 0;
+}
+
+static int verify_avro(const cnt_view *v, const char *dir, cnt_err *err)
+{
+	char path[4200];
+	int fd, rc = -1;
+	cnt_reader *r;
+	cnt_limits lim = cnt_limits_default();
+	const cnt_meta_kv *kv;
+	size_t nkv, found = 0;
+	uint64_t i = 0;
+	cnt_block b;
+	int got;
+
+	snprintf(path, sizeof(path), "%s/view.avro", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cnt_err_set(err, "cannot open the view '%s': %s", path, strerror(errno));
+	r = cnt_reader_open(fd, path, &lim, err);
+	if (r == NULL)
+		goto out;
+	nkv = cnt_reader_meta(r, &kv);
+	for (size_t k = 0; k < nkv; k++)
+		if (strcmp(kv[k].key, "cnt.view") == 0) {
+			found = 1;
+			if (kv[k].vlen != v->desc_len || memcmp(kv[k].val, v->desc_text, v->desc_len) != 0) {
+				cnt_err_set(err, "view '%s' is corrupt: its description differs from index.bin's; rebuild it with cnt-project", path);
+				goto out;
+			}
+		}
+	if (!found) {
+		cnt_err_set(err, "view '%s' is corrupt: it has no description (cnt.view); rebuild it with cnt-project", path);
+		goto out;
+	}
+	while ((got = cnt_reader_next(r, &b, err)) != 0) {
+		cnt_cur c = {b.data, b.data + b.len};
+
+		if (got < 0)
+			goto out;
+		for (int64_t k = 0; k < b.count; k++, i++) {
+			int64_t rank, value, let;
+			const uint8_t *name;
+			size_t nlen;
+			const cnt_view_entry *e = i < v->head ? &v->entries[i] : NULL;
+
+			if (cnt_bin_read_long(&c, &rank) || cnt_bin_read_bytes(&c, &name, &nlen) ||
+			    cnt_bin_read_long(&c, &value) || cnt_bin_read_long(&c, &let)) {
+				cnt_err_set(err, "view '%s' is corrupt: record %llu cannot be decoded; rebuild it with cnt-project",
+					path, (unsigned long long)i + 1);
+				goto out;
+			}
+			if (e == NULL || rank != e->rank || value != e->value || let != e->last_event_time ||
+			    nlen != e->name_len || memcmp(name, v->pool + e->name_off, nlen) != 0) {
+				cnt_err_set(err, "view '%s' is corrupt: record %llu differs from index.bin's entry; rebuild it with cnt-project",
+					path, (unsigned long long)i + 1);
+				goto out;
+			}
+		}
+	}
+	if (i != v->head) {
+		cnt_err_set(err, "view '%s' is corrupt: %llu records, the head is %llu; rebuild it with cnt-project", path,
+			(unsigned long long)i, (unsigned long long)v->head);
+		goto out;
+	}
+	rc = 0;
+out:
+	cnt_reader_free(r);
+	close(fd);
+	return rc;
+}
+
+int cnt_view_verify(const cnt_view *v, const char *dir, cnt_err *err)
+{
+	const cnt_viewdesc *d = &v->desc;
+	uint64_t *seen = NULL;
+
+	if (XXH3_64bits(v->map + v->data_off, v->map_len - v->data_off) != v->data_sum)
+		return corrupt(v, err, "data checksum mismatch (entries, name slots, histogram or names)");
+	for (uint64_t s = 0; s < v->nslots; s++)
+		if (v->by_name[s] > v->n)
+			return corrupt(v, err, "name slot %llu points past the entries", (unsigned long long)s);
+	seen = calloc(v->nbins, sizeof(*seen));
+	if (seen == NULL)
+		return cnt_err_oom(err, "verifying '%s'", v->path);
+	for (uint64_t i = 0; i < v->n; i++) {
+		const cnt_view_entry *e = &v->entries[i];
+		const char *name;
+		size_t len;
+		uint32_t want;
+
+		if (cnt_view_name(v, i, &name, &len, err) != 0)
+			goto fail;
+		if (cnt_view_find(v, name, len) != (int64_t)i) {
+			corrupt(v, err, "entry %llu is not found by its name", (unsigned long long)i);
+			goto fail;
+		}
+		if (e->value < v->edges[0] || e->value > v->edges[v->nbins]) {
+			corrupt(v, err, "entry %llu: its value lies outside the histogram", (unsigned long long)i);
+			goto fail;
+		}
+		seen[cnt_view_bin(v, e->value)]++;
+		if (i == 0) {
+			want = 1;
+		} else {
+			const cnt_view_entry *p = &v->entries[i - 1];
+			int o = value_order(d, p, e);
+
+			if (o > 0) {
+				corrupt(v, err, "entries %llu and %llu are not in rank order", (unsigned long long)i - 1,
+					(unsigned long long)i);
+				goto fail;
+			}
+			want = d->rank_numbering == CNT_RANK_ORDINAL || o < 0 ? (uint32_t)i + 1 : p->rank;
+			if (o < 0 && d->rank_numbering == CNT_RANK_DENSE)
+				want = p->rank + 1;
+		}
+		if (e->rank != want) {
+			corrupt(v, err, "entry %llu has rank %u, the numbering gives %u", (unsigned long long)i, e->rank, want);
+			goto fail;
+		}
+	}
+	for (uint64_t b = 0; b < v->nbins; b++)
+		if (seen[b] != v->counts[b]) {
+			corrupt(v, err, "histogram bin %llu counts %llu members, the entries %llu", (unsigned long long)b,
+				(unsigned long long)v->counts[b], (unsigned long long)seen[b]);
+			goto fail;
+		}
+	free(seen);
+	return dir ? verify_avro(v, dir, err) : 0;
+fail:
+	free(seen);
+	return -1;
 }
 
 /* ---- the view directory --------------------------------------------- */
@@ -315,12 +617,17 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 {
 	char tmp[4200], fin[4200], file[4300];
 	cnt_writer *w = NULL;
+	cnt_buf desc = CNT_BUF_INIT;
 	int fd = -1;
 
+	if (cnt_view_describe(b, &desc, err) != 0)
+		return -1;
 	snprintf(tmp, sizeof(tmp), "%s/.v%06d.XXXXXX", scope_dir, version);
 	snprintf(fin, sizeof(fin), "%s/v%06d", scope_dir, version);
-	if (mkdtemp(tmp) == NULL)
+	if (mkdtemp(tmp) == NULL) {
+		cnt_buf_release(&desc);
 		return cnt_err_set(err, "cannot create a directory in '%s': %s", scope_dir, strerror(errno));
+	}
 	chmod(tmp, 0755);
 	snprintf(file, sizeof(file), "%s/view.avro", tmp);
 	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -329,7 +636,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		goto fail;
 	}
 	w = cnt_writer_new(fd, file, ranked_schema, CNT_CODEC_ZSTD, -1, 0, err);
-	if (w == NULL || cnt_writer_meta(w, "cnt.view", b->desc, strlen(b->desc), err) != 0)
+	if (w == NULL || cnt_writer_meta(w, "cnt.view", desc.p, desc.len, err) != 0)
 		goto fail;
 	for (size_t i = 0; i < b->head; i++) {
 		const cnt_view_entry *e = &b->entries[i];
@@ -373,8 +680,10 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		cnt_err_set(err, "cannot rename the new view to '%s': %s", fin, strerror(errno));
 		goto fail;
 	}
+	cnt_buf_release(&desc);
 	return 0;
 fail:
+	cnt_buf_release(&desc);
 	cnt_writer_free(w);
 	if (fd >= 0)
 		close(fd);
@@ -483,16 +792,51 @@ int cnt_viewdir_scopes(const char *root, const char *board, char ***dirs, size_t
 			char **v = realloc(*dirs, (cap = cap ? cap * 2 : 8) * sizeof(char *));
 
 			if (v == NULL)
-				break;
+				goto oom;
 			*dirs = v;
 		}
 		if (((*dirs)[*n] = strdup(path)) == NULL)
-			break;
+			goto oom;
 		(*n)++;
 	}
 	closedir(d);
 	if (*n == 0)
 		return cnt_err_set(err, "no views of board '%s' in '%s'", board, root);
 	qsort(*dirs, *n, sizeof(char *), cmp_str);
+	return 0;
+oom:
+	closedir(d);
+	for (size_t i = 0; i < *n; i++)
+		free((*dirs)[i]);
+	free(*dirs);
+	*dirs = NULL;
+	*n = 0;
+	return cnt_err_oom(err, "listing the scopes of board '%s'", board);
+}
+
+int cnt_viewdir_open(cnt_view *v, const char *root, const char *board, const char *scope, int *version,
+	char *vdir, size_t n, int *frozen, cnt_err *err)
+{
+	char sdir[4096];
+
+	memset(v, 0, sizeof(*v));
+	if (cnt_viewdir_path(sdir, sizeof(sdir), root, board, scope) != 0)
+		return cnt_err_set(err, "path too long: '%s'", root);
+	if (*version == 0 && cnt_viewdir_current(sdir, version, err) != 0)
+		return -1;
+	if (*version == 0)
+		return cnt_err_set(err, "board '%s' scope '%s' has no published view in '%s' (cnt-project builds and publishes one)",
+			board, scope, root);
+	if ((size_t)snprintf(vdir, n, "%s/v%06d", sdir, *version) >= n)
+		return cnt_err_set(err, "path too long: '%s'", sdir);
+	*frozen = cnt_viewdir_frozen(sdir);
+	if (cnt_view_open(v, vdir, err) != 0)
+		return -1;
+	if (strcmp(v->desc.board, board) != 0 || strcmp(v->desc.scope, scope) != 0 || v->desc.version != *version) {
+		corrupt(v, err, "it describes version %d of board '%s' scope '%s'", v->desc.version, v->desc.board,
+			v->desc.scope);
+		cnt_view_close(v);
+		return -1;
+	}
 	return 0;
 }

@@ -9,30 +9,54 @@
  *   view.avro   the materialised head: cnt.RankedEntry records (rank,
  *               member_ref, value, last_event_time) for the first
  *               materialised_cap positions, with the view's description
- *               as JSON in the header key "cnt.view" - for people, cnt-cat
- *               and jq;
+ *               (view/viewdesc.h) as JSON in the header key "cnt.view" -
+ *               for people, cnt-cat and jq;
  *   index.bin   every member, for answers that must not scan: the layout
  *               below, read with mmap.
  * The scope directory holds `current`, a symbolic link to the published
  * version (switched atomically: a new link renamed over the old), and
  * `frozen`, a marker an operator creates to stop publishing.
  *
- * index.bin (all integers little-endian):
- *   0   "CNTVIEW1"
- *   8   u64 description length D; then D bytes of JSON (the same as
- *       "cnt.view"), zero-padded to a multiple of 8
- *   .   u64 n (members), u64 head (materialised positions, <= n),
- *       u64 nbins, u64 string pool bytes S, u64 name slots H (a power of
- *       two, with n <= 3H/4)
- *   .   n entries in rank order, 32 bytes each:
+ * index.bin (all integers little-endian; offsets from the file's start):
+ *   0   "CNTVIEW2"
+ *   8   u64 header checksum: XXH3-64 (seed 0) of bytes [16, P)
+ *   16  u64 histogram checksum: XXH3-64 of the edges and counts, the
+ *       16 nbins + 8 bytes at E
+ *   24  u64 data checksum: XXH3-64 of bytes [P, L), everything after
+ *       the description
+ *   32  u64 L, the file's length
+ *   40  u64 D, the description's length (at most CNT_VIEWDESC_MAX)
+ *   48  u64 n (members), u64 head (materialised positions, <= n),
+ *       u64 nbins, u64 S (name pool bytes), u64 H (name slots: a power of
+ *       two, the smallest >= 2 with n <= 3H/4)
+ *   88  D bytes of description (the same as "cnt.view"), zero-padded to a
+ *       multiple of 8: P = 88 + D + padding
+ *   P   n entries in rank order, 32 bytes each:
  *         i64 value, i64 last_event_time, u64 name offset, u32 name length,
  *         u32 rank (as the board numbers them)
  *   .   H u32 slots: entry position + 1 (0: empty) at XXH3-64(name) mod H,
  *       linear probing - finding a member is one or two probes
- *   .   nbins + 1 i64 histogram edges, ascending; bin i holds the values
+ *   E   nbins + 1 i64 histogram edges, ascending; bin i holds the values
  *       v with edge[i] <= v < edge[i+1] (the last bin includes its end)
  *   .   nbins u64 member counts
- *   .   S bytes: the member names
+ *   .   S bytes: the member names, in rank order
+ *   L = P + 32 n + 4 H + 16 nbins + 8 + S
+ *
+ * Trust.  A view is read from a file anyone may have damaged, so nothing
+ * in it is used before it is checked.  Opening checks the header checksum
+ * (a corrupt length or count is caught before it is used), every size
+ * against the file's length (so nothing is allocated or mapped from a
+ * count the file does not back), the histogram's checksum, order and total,
+ * and the description field by field against the header.  That is cheap:
+ * a few hundred bytes plus the histogram, whatever the number of members.
+ * The entries, slots and names - hundreds of megabytes for a big board -
+ * are covered by the data checksum, which only cnt_view_verify() (cnt-rank
+ * verify) computes: hashing them on every answer would cost more than the
+ * answer.  So every use of them is bounds-checked instead: a slot past the
+ * entries is an empty one, and an entry's name is handed out only by
+ * cnt_view_name(), which checks it against the pool.  A damaged entry then
+ * gives a wrong value or a clear error, never a read outside the file.
+ *
  * Ranks beyond the head are not given out as exact numbers: cnt-rank
  * answers them as a band from the histogram, as the board declares.
  */
@@ -43,6 +67,9 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "view/viewdesc.h"
+
+#define CNT_VIEW_HEADER 88        /* bytes before the description */
 
 typedef struct cnt_view_entry {
 	int64_t value;
@@ -53,12 +80,16 @@ typedef struct cnt_view_entry {
 } cnt_view_entry;
 
 typedef struct cnt_view {
-	/* as mapped */
-	const uint8_t *map;
+	char path[4096];           /* the file, for messages */
+	const uint8_t *map;        /* the file's bytes */
 	size_t map_len;
-	const char *desc;          /* the JSON description, desc_len bytes */
+	int mapped;                /* 1: map is ours to unmap */
+	const char *desc_text;     /* the JSON description, desc_len bytes */
 	size_t desc_len;
+	cnt_viewdesc desc;         /* parsed and checked against the header */
 	uint64_t n, head, nbins, pool_len, nslots;
+	uint64_t data_sum;         /* the data checksum the header holds */
+	size_t data_off;           /* P: where the entries start */
 	const cnt_view_entry *entries;
 	const uint32_t *by_name;
 	const int64_t *edges;
@@ -66,9 +97,9 @@ typedef struct cnt_view {
 	const char *pool;
 } cnt_view;
 
-/* What a view is built from, for cnt_view_write(). */
+/* What a view is built from, for cnt_view_write_index(). */
 typedef struct cnt_view_build {
-	const char *desc;          /* JSON description */
+	const cnt_viewdesc *desc;  /* members, head and bins are taken from here below */
 	size_t n, head;
 	const cnt_view_entry *entries;   /* rank order */
 	const char *pool;
@@ -78,19 +109,54 @@ typedef struct cnt_view_build {
 	const uint64_t *counts;
 } cnt_view_build;
 
-/* Writes index.bin to fd.  Returns 0 or -1 with err set. */
+/* The description as it is written for b: b->desc with members, head and
+ * bins set from b.  Appends it to out.  0, or -1 with err set. */
+int cnt_view_describe(const cnt_view_build *b, cnt_buf *out, cnt_err *err);
+
+/* Writes index.bin to fd (which must be a regular file open for writing
+ * at offset 0: the checksums are written last, at the start).  Returns 0
+ * or -1 with err set. */
 int cnt_view_write_index(int fd, const cnt_view_build *b, cnt_err *err);
 
-/* Maps dir/index.bin and checks its layout.  Returns 0 or -1 with err set
- * naming the file.  cnt_view_close() unmaps. */
+/* Maps dir/index.bin and checks it as "Trust" above says.  Returns 0, or
+ * -1 with err naming the file and what is wrong (kind CNT_ERR_DATA, or
+ * CNT_ERR_NOMEM).  cnt_view_close() unmaps and frees. */
 int cnt_view_open(cnt_view *v, const char *dir, cnt_err *err);
+
+/* Flags of cnt_view_open_mem(). */
+enum {
+	/* Skip the header and histogram checksums (every other check is
+	 * made): for the fuzzer, so that it reaches the checks a forged file
+	 * with matching checksums would meet. */
+	CNT_VIEW_NO_CHECKSUMS = 1
+};
+
+/* The same checks on n bytes at p (not copied: they must outlive v);
+ * name is used in messages. */
+int cnt_view_open_mem(cnt_view *v, const void *p, size_t n, const char *name, int flags, cnt_err *err);
 void cnt_view_close(cnt_view *v);
 
-/* The entry position of member name (n bytes), or -1 when not in the view. */
+/* The member_ref of entry i (< v->n): 0 with *name and *len set, or -1
+ * with err naming the file and the entry when its name lies outside the
+ * name pool. */
+int cnt_view_name(const cnt_view *v, uint64_t i, const char **name, size_t *len, cnt_err *err);
+
+/* The entry position of member name (n bytes), or -1 when not in the view
+ * (or only behind a damaged slot or entry). */
 int64_t cnt_view_find(const cnt_view *v, const char *name, size_t n);
 
-/* The histogram bin holding value (0..nbins-1). */
+/* The histogram bin holding value (0..nbins-1; values outside the edges
+ * fall in the first or last bin). */
 size_t cnt_view_bin(const cnt_view *v, int64_t value);
+
+/* The whole of a view, for cnt-rank verify: the data checksum; every
+ * entry's name inside the pool and found through the name table at its
+ * own position; entries in rank order with ranks as the numbering gives
+ * them; every value counted in its histogram bin.  When dir is not NULL,
+ * also dir/view.avro: its "cnt.view" is the index's description and its
+ * records are the index's head.  Returns 0, or -1 with err naming the file
+ * and the first thing wrong. */
+int cnt_view_verify(const cnt_view *v, const char *dir, cnt_err *err);
 
 /* ---- the view directory --------------------------------------------- */
 
@@ -124,5 +190,15 @@ int cnt_viewdir_scopes(const char *root, const char *board, char ***dirs, size_t
 
 /* Whether an operator froze the scope (a file named `frozen` exists). */
 int cnt_viewdir_frozen(const char *scope_dir);
+
+/* Opens the view of (board, scope) under root that an answer is given
+ * from: version *version, or the published one when *version is 0 (set to
+ * it).  The version's directory is written into vdir (n bytes), and
+ * whether the scope is frozen into *frozen.  Besides cnt_view_open()'s
+ * checks, the description must name the board, scope and version asked
+ * for.  0, or -1 with err set (no published view, no such version, a
+ * corrupt view). */
+int cnt_viewdir_open(cnt_view *v, const char *root, const char *board, const char *scope, int *version,
+	char *vdir, size_t n, int *frozen, cnt_err *err);
 
 #endif

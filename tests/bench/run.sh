@@ -237,10 +237,10 @@ if has_bin cnt-project && has_bin cnt-rank; then
 	VB=build-bench/buckets-$VIEW_MEMBERS.avro
 	[ -s "$VB" ] || "$OUT/gen-buckets" -n "$VIEW_MEMBERS" --bucket 2026-11-23T00:00:00Z > "$VB" || die "gen-buckets failed"
 	rm -rf "$OUT/views"
-	if measure project "$BIN/cnt-project" -d "$DEFS" -b acme-distance-all -D "$OUT/views" --now "$NOW" "$VB"; then
+	if measure project "$BIN/cnt-project" -d "$DEFS" -b acme-distance-all -w "$OUT/views" --now "$NOW" "$VB"; then
 		row "project (view)" "$VIEW_MEMBERS" "$last_s" "$last_kib" "$last_cpu"
 		note "view size" "$(du -sb "$OUT/views/acme-distance-all/global/v000001" | cut -f1) bytes for $VIEW_MEMBERS members ($(du -b "$OUT/views/acme-distance-all/global/v000001/index.bin" | cut -f1) index.bin)"
-		q=$("$OUT/timecalls" 1000 "$VIEW_MEMBERS" "$BIN/cnt-rank" -D "$OUT/views" -b acme-distance-all --now "$NOW" rank @M) ||
+		q=$("$OUT/timecalls" 1000 "$VIEW_MEMBERS" "$BIN/cnt-rank" -w "$OUT/views" -b acme-distance-all --now "$NOW" rank @M) ||
 			{ note "rank" "FAILED"; failed=1; }
 		note "rank (1000 calls)" "$q"
 	fi

@@ -4,7 +4,7 @@
  * drawn from "m%08d" over 1..MEMBERS, and prints the median, p95 and max
  * wall time per call in milliseconds.
  *
- *   timecalls 1000 10000000 cnt-rank -D views -b board rank @M
+ *   timecalls 1000 10000000 cnt-rank -w views -b board rank @M
  */
 #include <stdio.h>
 #include <stdlib.h>
