@@ -106,7 +106,7 @@ static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
 			cap *= 2;
 		p = realloc(r->in, cap);
 		if (p == NULL) {
-			cnt_err_set(err, "'%s': out of memory for a %zu-byte read", r->name, n);
+			cnt_err_oom(err, "for a %zu-byte read of '%s'", n, r->name);
 			return -1;
 		}
 		r->in = p;
@@ -262,7 +262,7 @@ static int read_header(cnt_reader *r, cnt_err *err)
 				if (m == NULL) {
 					free(part[0]);
 					free(part[1]);
-					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
+					return cnt_err_oom(err, "reading the header of '%s'", r->name);
 				}
 				h->meta = m;
 				cap = ncap;

@@ -27,7 +27,7 @@ ev() {
 ingest() {
 	local st=$BATS_TEST_TMPDIR/ingest-stats.json
 	cnt-ingest -d "${3:-$DEFS}" --now "$1" --max-past 400d -o "$2" --stats "$st" - &&
-		jq -e '.rejected == 0 and .duplicate == 0' "$st" >/dev/null
+		jq -e '.rejected == 0 and .duplicates == 0' "$st" >/dev/null
 }
 
 # one [jq options] FILTER [FILE...]: the input holds exactly one JSON value
