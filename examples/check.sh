@@ -67,7 +67,7 @@ expect_line "line 12: client_not_writable (field origin): counter 'acme/distance
 expect_line "line 24: item_required (field item): counter 'kahani/unique_viewers' counts distinct items: field 'item' is required"
 expect_line "line 7: duplicate of line 1: idempotency_key 'acme-ride-0001' was accepted earlier in this batch"
 expect_line "line 22: duplicate of line 20: idempotency_key 'kv-9c1e-0002' was accepted earlier in this batch"
-expect_line "in 30 = out 25 + rejected 3 + duplicate 2: balanced true"
+expect_line "in 30 = out 25 + rejected 3 + duplicates 2: balanced true"
 expect_line "archive.avro and again.avro are identical"
 sed -n '/^== 3\./{n;p;}' "$dir/demo.out" | grep -qx 25 || fail "section 3 does not print the count 25"
 sed -n '/^== 10\./{n;p;}' "$dir/demo.out" | grep -qx 50 || fail "section 10 does not print the count 50"
@@ -86,7 +86,7 @@ jq -r '"\(.line) \(.duplicate_of.line)"' "$f/duplicates.jsonl" >"$dir/dup.act" 2
 same "the duplicate stream (line first)" "$dir/dup.exp" "$dir/dup.act"
 
 echo '30 25 3 2 0 true' >"$dir/stats.exp"
-jq -r '"\(.in) \(.out) \(.rejected) \(.duplicate) \(.held) \(.balanced)"' "$f/stats.json" >"$dir/stats.act" 2>&1
+jq -r '"\(.in) \(.out) \(.rejected) \(.duplicates) \(.held) \(.balanced)"' "$f/stats.json" >"$dir/stats.act" 2>&1
 same "stats.json (in out rejected duplicate held balanced)" "$dir/stats.exp" "$dir/stats.act"
 
 # The admitted events, recomputed from the input by an independent reading.

@@ -96,7 +96,7 @@ section "6. Duplicates: client retries of events already admitted (duplicates.js
 jq -r '"line \(.line): duplicate of line \(.duplicate_of.line): \(.message)"' "$dir/duplicates.jsonl"
 
 section "7. Every record accounted for (stats.json)"
-jq -r '"in \(.in) = out \(.out) + rejected \(.rejected) + duplicate \(.duplicate): balanced \(.balanced)",
+jq -r '"in \(.in) = out \(.out) + rejected \(.rejected) + duplicates \(.duplicates): balanced \(.balanced)",
 	"dedup hit rate \(.dedup_hit_rate)"' "$dir/stats.json"
 
 section "8. The same events as CSV (cnt-cat --output-format csv --head 2)"

@@ -375,3 +375,34 @@ EOF
 	cmp b.avro m.avro
 	jq -e -n --slurpfile m m.json --slurpfile b b.jsonl '$m[0].buckets_in == ($b | length) and $m[0].events == 0 and $m[0].out == ($b | length)'
 }
+
+@test "spill runs have no name: a run killed while spilling leaves nothing in the spill directory" {
+	awk -v t="$T0_MS" 'BEGIN { for (i = 0; i < 24000; i++)
+		printf "{\"idempotency_key\":\"s%d\",\"tenant_id\":\"utc\",\"counter_id\":\"dist\",\"member_ref\":\"m%d\",\"delta\":1,\"event_time\":%.0f}\n",
+			i, i, t + (i % 50) * 1000 }' | ingest "$LATER" e.avro
+	cnt-window -d "$DEFS" -c null -o w.avro e.avro
+	mkdir spill
+	mkfifo in.fifo
+	cnt-accumulate -m 1M -T spill -o out.avro in.fifo 3>&- &
+	pid=$!
+	# all of w.avro is read (and spilled: 24000 groups pass 1 MiB), then
+	# the tool waits for the rest of its input
+	exec 4>in.fifo
+	cat w.avro >&4
+	runs=0
+	for _ in $(seq 200); do
+		runs=$(find "/proc/$pid/fd" -lname "$PWD/spill/*" 2>/dev/null | wc -l)
+		[ "$runs" -ge 2 ] && break
+		sleep 0.05
+	done
+	[ "$runs" -ge 2 ]                 # runs are open in spill/ ...
+	[ -z "$(ls -A spill)" ]           # ... and none has a name there
+	kill -9 "$pid"
+	exec 4>&-
+	wait "$pid" 2>/dev/null || true
+	[ -z "$(ls -A spill)" ]
+	# the output's temporary is the next run's to remove
+	[ "$(ls -A | grep -c "^\.out\.avro\.tmp-$pid-")" -eq 1 ]
+	cnt-accumulate -o out.avro w.avro
+	[ "$(ls -A | grep -c '^\.')" -eq 0 ]
+}

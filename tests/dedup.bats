@@ -43,7 +43,7 @@ setup() {
 	ev a dist m1 1 | ingest 2026-03-01T10:05:00Z f2.avro
 	cat f1.avro f2.avro f2.avro | cnt-dedup -d "$DEFS" --stats st.json >out.avro
 	[ "$(keys_of out.avro)" = a,b ]
-	one '.in == 3 + 1 and .out == 2 and .duplicate == 2' st.json
+	one '.in == 3 + 1 and .out == 2 and .duplicates == 2' st.json
 }
 
 @test "the same idempotency key in another counter or tenant is not a duplicate" {
@@ -63,7 +63,7 @@ setup() {
 	[ "$status" -eq 0 ]
 	[ "$(keys_of out2.avro)" = c ]
 	[ "$(keys_of dup2.avro)" = a,b ]
-	one '.in == 3 and .out == 1 and .duplicate == 2 and .state_keys_loaded == 2 and .state_keys_saved == 3' st.json
+	one '.in == 3 and .out == 1 and .duplicates == 2 and .state_keys_loaded == 2 and .state_keys_saved == 3' st.json
 	# without the state the second run knows nothing
 	cnt-dedup -d "$DEFS" -o nostate.avro seg2.avro
 	[ "$(keys_of nostate.avro)" = a,c,b ]
@@ -109,8 +109,8 @@ setup() {
 	cnt-dedup -d "$DEFS" -s state -o /dev/null s1.avro
 	cnt-dedup -d "$DEFS" -s state -o o2.avro --stats st2.json s2.avro
 	[ "$(cnt-cat o2.avro | jq -r .counter_id | paste -sd, -)" = dist ]
-	one '.counters == [{tenant_id: "utc", counter_id: "dist", in: 1, duplicate: 0, dedup_hit_rate: 0},
-		{tenant_id: "utc", counter_id: "clicks", in: 1, duplicate: 1, dedup_hit_rate: 1}]' st2.json
+	one '.counters == [{tenant_id: "utc", counter_id: "dist", in: 1, duplicates: 0, dedup_hit_rate: 0},
+		{tenant_id: "utc", counter_id: "clicks", in: 1, duplicates: 1, dedup_hit_rate: 1}]' st2.json
 	# clicks was remembered until 12:00:00; dist anew from 11:30 until 12:30
 	cnt-dedup -d "$DEFS" -s state -o o3.avro s3.avro
 	[ "$(cnt-cat o3.avro | jq -r .counter_id | paste -sd, -)" = clicks ]
@@ -268,12 +268,12 @@ make_state() {
 	run cnt-dedup -d "$DEFS" -o out.avro -r rej.jsonl --stats st.json s1.avro s2.avro
 	[ "$status" -eq 0 ]
 	[ -z "$output" ]
-	one '.tool == "cnt-dedup" and .in == 9 and .out == 5 and .duplicate == 2 and .rejected == 2 and
-		.in == .out + .duplicate + .rejected and .balanced and
+	one '.tool == "cnt-dedup" and .in == 9 and .out == 5 and .duplicates == 2 and .rejected == 2 and
+		.in == .out + .duplicates + .rejected and .balanced and
 		.dedup_hit_rate == (2 / 7 * 1e6 | round / 1e6)' st.json
-	one '[.counters[] | {counter_id, in, duplicate, dedup_hit_rate}] == [
-		{counter_id: "dist", in: 5, duplicate: 1, dedup_hit_rate: 0.2},
-		{counter_id: "clicks", in: 2, duplicate: 1, dedup_hit_rate: 0.5}]' st.json
+	one '[.counters[] | {counter_id, in, duplicates, dedup_hit_rate}] == [
+		{counter_id: "dist", in: 5, duplicates: 1, dedup_hit_rate: 0.2},
+		{counter_id: "clicks", in: 2, duplicates: 1, dedup_hit_rate: 0.5}]' st.json
 	[ "$(cnt-cat --count out.avro)" = 5 ]
 }
 
@@ -324,4 +324,113 @@ make_state() {
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"'lz4'"* ]]
 	[ ! -e x.avro ]
+}
+
+# ---- ids, statistics, faults -------------------------------------------
+
+@test "ids holding quotes, backslashes and control characters: --stats, -r and the reject lines stay well-formed" {
+	weird_ids defs2.json w.avro
+	run --separate-stderr cnt-dedup -d defs2.json -o out.avro --stats st.json w.avro w.avro
+	[ "$status" -eq 0 ]
+	[ "${#stderr_lines[@]}" -eq 2 ]
+	[ "${stderr_lines[0]}" = "cnt-dedup: 'w.avro' record 3: rejected (unknown_tenant): tenant 'ctl\\x01\\x1b' is not declared in 'defs2.json'" ]
+	one '.in == 6 and .out == 2 and .duplicates == 2 and .rejected == 2 and
+		.rejected_by_reason == {unknown_tenant: 2, unknown_counter: 0}' st.json
+	one '[.counters[] | [.tenant_id, .counter_id, .in, .duplicates]] == [["utc", "dist", 2, 1], ["q\"t\\x", "c\"1\\", 2, 1]]' st.json
+	cnt-dedup -d defs2.json -o out.avro -r rej.jsonl --stats - w.avro 2>st2.json
+	one '.tool == "cnt-dedup" and .counters[1].counter_id == "c\"1\\"' st2.json
+	one '.reason == "unknown_tenant" and .field == "tenant_id" and (.message | contains("ctl\u0001\u001b"))' rej.jsonl
+}
+
+@test "--stats keys: the common ones of cnt(7), then the state's" {
+	ev a dist m1 1 | ingest 2026-03-01T10:00:00Z s1.avro
+	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s1.avro
+	one 'keys_unsorted == ["tool", "in", "out", "rejected", "duplicates", "held", "balanced", "rejected_by_reason",
+		"dedup_hit_rate", "state_keys_loaded", "state_keys_saved", "counters"]' st.json
+	one '.in == 2 and .duplicates == 1 and .held == 0 and .balanced == true and .dedup_hit_rate == 0.5' st.json
+	run cnt-dedup -d "$DEFS" -o out.avro -v s1.avro s1.avro
+	[ "$output" = "cnt-dedup: in 2, out 1, duplicate 1, rejected 0 (dedup hit rate 50.00%); state 0 keys loaded, 0 saved" ]
+}
+
+@test "an output that cannot be written (/dev/full): status 3, one message, the state untouched" {
+	make_state
+	cp state state.before
+	for out in "-o /dev/full" "-o out.avro -D /dev/full"; do
+		# shellcheck disable=SC2086
+		run cnt-dedup -d "$DEFS" -s state $out s2.avro
+		echo "$out: $output"
+		[ "$status" -eq 3 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "cnt-dedup: "*"No space left on device"* ]]
+	done
+	cmp state state.before
+	# --stats is written last, after the outputs and the state
+	run cnt-dedup -d "$DEFS" -s state -o out.avro --stats /dev/full s2.avro
+	[ "$status" -eq 3 ]
+	[ "$output" = "cnt-dedup: --stats: cannot write '/dev/full': No space left on device" ]
+	rm out.avro
+	run bash -c 'cnt-dedup -d "$1" s2.avro >/dev/full' _ "$DEFS"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(ls -A | grep -c '^\.')" -eq 0 ]
+	[ ! -e out.avro ]
+}
+
+@test "a closed pipe ends the run quietly by SIGPIPE, also when SIGPIPE is ignored; the state is not replaced" {
+	many_events 3000 big.avro
+	run bash -c 'set -o pipefail; cnt-dedup -d "$1" -s state big.avro | head -c 100 >/dev/null' _ "$DEFS"
+	[ "$status" -eq 141 ]
+	[ -z "$output" ]
+	run bash -c 'trap "" PIPE; set -o pipefail; cnt-dedup -d "$1" -s state big.avro | head -c 100 >/dev/null' _ "$DEFS"
+	[ "$status" -eq 141 ]
+	[ -z "$output" ]
+	[ ! -e state ]
+	[ "$(ls -A | grep -c '^\.')" -eq 0 ]
+}
+
+# dead_pid: the id of a process that has ended.
+dead_pid() {
+	sh -c 'echo $$'
+}
+
+@test "a killed run's temporary files are removed by the next run" {
+	many_events 20 s.avro
+	mkfifo in.fifo
+	cnt-dedup -d "$DEFS" -s state -o out.avro -D dup.avro in.fifo &
+	pid=$!
+	# the outputs are opened before the input: wait for their temporaries
+	for _ in $(seq 100); do
+		[ "$(ls -A | grep -c '^\.\(out\|dup\)\.avro\.tmp-')" -eq 2 ] && break
+		sleep 0.05
+	done
+	kill -9 "$pid"
+	wait "$pid" || true
+	[ "$(ls -A | grep -c "^\.\(out\|dup\)\.avro\.tmp-$pid-")" -eq 2 ]
+	# a state temporary of a killed run (killed while saving)
+	dead=$(dead_pid)
+	: >".state.tmp-$dead-Ab12Cd"
+	# and one of a live process, which must stay
+	: >".state.tmp-$$-Xy34Zw"
+	cnt-dedup -d "$DEFS" -s state -o out.avro -D dup.avro s.avro
+	[ "$(ls -A | grep '^\.' | paste -sd, -)" = ".state.tmp-$$-Xy34Zw" ]
+	[ "$(cnt-cat --count out.avro)" = 20 ]
+}
+
+@test "out of memory at any allocation: status 4, one message, no output and the state untouched" {
+	make_state
+	cp state state.before
+	n=1
+	while :; do
+		run env CNT_FAIL_ALLOC=$n cnt-dedup -d "$DEFS" -s state -o out.avro -D dup.avro -r rej.jsonl --stats st.json s2.avro
+		[ "$status" -eq 0 ] && break
+		echo "allocation $n: status $status: $output"
+		[ "$status" -eq 4 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "cnt-dedup: "*"out of memory"* ]]
+		[ ! -e out.avro ] && [ ! -e dup.avro ] && [ ! -e rej.jsonl ] && [ ! -e st.json ]
+		[ "$(ls -A | grep -c '^\.')" -eq 0 ]
+		cmp state state.before
+		n=$((n + 1))
+	done
+	[ "$n" -gt 20 ]      # the walk went through the run's allocations
 }

@@ -106,7 +106,7 @@ expect_reject() {
 	jq -r .message "$d/rej.jsonl" | grep -F -- "$msg"
 	[ "$(keys_of "$d/out.avro")" = g1,g2 ]
 	one --arg r "$reason" '.in == 3 and .out == 2 and .rejected == 1 and
-		.duplicate == 0 and .balanced and .rejected_by_reason[$r] == 1 and
+		.duplicates == 0 and .balanced and .rejected_by_reason[$r] == 1 and
 		([.rejected_by_reason[]] | add) == 1' "$d/st.json"
 }
 
@@ -372,6 +372,8 @@ t1,t3" ]
 
 # ---- quota --------------------------------------------------------------
 
+# The quota guards live traffic only (--live); with --now as well, the
+# whole run is one ingest second, which makes the shedding deterministic.
 @test "quota_exceeded: 3 per second admitted, the rest shed with a retry hint; duplicates stay duplicates" {
 	local d=$BATS_TEST_TMPDIR i
 	{
@@ -380,7 +382,7 @@ t1,t3" ]
 		ev '.tenant_id = "busy" | .counter_id = "clicks" | .idempotency_key = "q4"'   # line 7: shed again
 		ev '.idempotency_key = "other-tenant"'                                        # line 8: not limited
 	} >"$d/in.jsonl"
-	run cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:00.250Z -o "$d/out.avro" -r "$d/rej.jsonl" \
+	run cnt-ingest -d "$DEFS" --live --now 2026-03-01T12:00:00.250Z -o "$d/out.avro" -r "$d/rej.jsonl" \
 		-D "$d/dup.jsonl" --stats "$d/st.json" "$d/in.jsonl"
 	cat "$d/rej.jsonl" "$d/dup.jsonl"
 	[ "$status" -eq 0 ]
@@ -389,18 +391,50 @@ t1,t3" ]
 		'[4,"quota_exceeded",750] [5,"quota_exceeded",750] [7,"quota_exceeded",750]' ]
 	jq -r .message "$d/rej.jsonl" | grep -q "tenant 'busy' is over its quota of 3 events per second"
 	jq -e -s 'length == 1 and .[0].line == 6 and .[0].reason == "duplicate" and .[0].duplicate_of.line == 1' "$d/dup.jsonl"
-	one '.in == 8 and .out == 4 and .rejected == 3 and .duplicate == 1 and .balanced and
+	one '.in == 8 and .out == 4 and .rejected == 3 and .duplicates == 1 and .balanced and
 		.rejected_by_reason.quota_exceeded == 3' "$d/st.json"
 }
 
 @test "quota: a new ingest second has a new allowance (clock-free check with two runs)" {
 	local d=$BATS_TEST_TMPDIR i
 	for i in 1 2 3 4; do ev ".tenant_id = \"busy\" | .counter_id = \"clicks\" | .idempotency_key = \"q$i\""; done >"$d/in.jsonl"
-	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:00.999Z -o "$d/a.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --live --now 2026-03-01T12:00:00.999Z -o "$d/a.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
 	one '.retry_after_ms == 1' "$d/rej.jsonl"
-	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:01Z -o "$d/b.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now 2026-03-01T12:00:01Z --live -o "$d/b.avro" -r "$d/rej.jsonl" "$d/in.jsonl"
 	one '.retry_after_ms == 1000' "$d/rej.jsonl"
 	[ "$(keys_of "$d/b.avro")" = q1,q2,q3 ]
+}
+
+@test "quota: a replay (no --live) is never shed, with --now or without, from a file or a pipe" {
+	local d=$BATS_TEST_TMPDIR
+	# 2000 events of a tenant allowed 3 a second: all in one ingest second
+	# with --now, and within a second or two by the clock.
+	jq -nc 'range(1; 2001) | {idempotency_key: "r\(.)", tenant_id: "busy", counter_id: "clicks",
+		member_ref: "m-1", delta: 1, event_time: "2026-03-01T11:59:00Z"}' >"$d/in.jsonl"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/a.avro" --stats "$d/a.st" "$d/in.jsonl"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	one '.in == 2000 and .out == 2000 and .rejected == 0' "$d/a.st"
+	# by the clock, from a pipe, as `zstdcat archive | cnt-ingest` replays
+	sed 's/"2026-03-01T11:59:00Z"/'"$(date +%s%3N)"'/' "$d/in.jsonl" |
+		cnt-ingest -d "$DEFS" --stats "$d/b.st" - 2>"$d/err" >"$d/b.avro"
+	[ ! -s "$d/err" ]
+	one '.in == 2000 and .out == 2000 and .rejected_by_reason.quota_exceeded == 0' "$d/b.st"
+}
+
+@test "quota: --live by the clock sheds what exceeds the quota in each ingest second" {
+	local d=$BATS_TEST_TMPDIR now
+	now=$(date +%s%3N)
+	jq -nc --argjson t "$now" 'range(1; 2001) | {idempotency_key: "l\(.)", tenant_id: "busy",
+		counter_id: "clicks", member_ref: "m-1", delta: 1, event_time: $t}' |
+		cnt-ingest -d "$DEFS" --live -o "$d/out.avro" -r "$d/rej.jsonl" --stats "$d/st.json" -
+	# However the run fell across second boundaries: at most 3 accepted per
+	# ingest second, every other one shed with a hint within that second.
+	cnt-cat "$d/out.avro" | jq -s -e 'length >= 3 and
+		(group_by(.ingest_time / 1000 | floor) | all(length <= 3))'
+	jq -s -e 'all(.reason == "quota_exceeded" and .retry_after_ms >= 1 and
+		.retry_after_ms <= 1000)' "$d/rej.jsonl"
+	one --argjson rej "$(wc -l <"$d/rej.jsonl")" '.in == 2000 and .rejected == $rej and
+		.out + .rejected == 2000 and .rejected > 1000 and .balanced' "$d/st.json"
 }
 
 # ---- duplicates and conservation ----------------------------------------
@@ -424,7 +458,7 @@ t1,t3" ]
 		--arg in "$d/in.jsonl" "$d/dup.jsonl" | paste -sd' ' -)" = \
 		'[true,3,"duplicate",true,1] [true,5,"duplicate",true,1]' ]
 	[ "$(jq -r .raw "$d/dup.jsonl" | sed -n 1p)" = "$(sed -n 3p "$d/in.jsonl")" ]
-	one '.in == 5 and .out == 3 and .duplicate == 2 and .rejected == 0 and .balanced' "$d/st.json"
+	one '.in == 5 and .out == 3 and .duplicates == 2 and .rejected == 0 and .balanced' "$d/st.json"
 }
 
 @test "duplicates across two input files of one run" {
@@ -458,7 +492,7 @@ t1,t3" ]
 		'[1,"delta_out_of_bounds"] [2,"delta_out_of_bounds"]' ]
 	[ "$(cnt-cat "$d/out.avro" | jq -c '[.idempotency_key, .delta]')" = '["r1",3]' ]
 	jq -e -s 'length == 1 and .[0].line == 4 and .[0].duplicate_of.line == 3' "$d/dup.jsonl"
-	one '.rejected == 2 and .duplicate == 1 and .out == 1 and .balanced' "$d/st.json"
+	one '.rejected == 2 and .duplicates == 1 and .out == 1 and .balanced' "$d/st.json"
 }
 
 @test "conservation: in = out + rejected + duplicate, counted from the streams themselves" {
@@ -474,7 +508,7 @@ t1,t3" ]
 	[ "$in" -eq $((out + rej + dup)) ]
 	[ "$rej" -gt 0 ] && [ "$dup" -gt 0 ] && [ "$out" -gt 0 ]
 	one --argjson in "$in" --argjson out "$out" --argjson rej "$rej" --argjson dup "$dup" '
-		.in == $in and .out == $out and .rejected == $rej and .duplicate == $dup and
+		.in == $in and .out == $out and .rejected == $rej and .duplicates == $dup and
 		.balanced == true and ([.rejected_by_reason[]] | add) == $rej and
 		.blank_lines == 2 and .inputs == [{name: .inputs[0].name, format: "json", records: $in}]' "$d/st.json"
 	# per reason, from the reject stream
@@ -487,11 +521,11 @@ t1,t3" ]
 		map({key: .[0], value: length}) | from_entries' "$d/dup.jsonl" >"$d/dups.json"
 	one --slurpfile a "$d/acc.json" --slurpfile u "$d/dups.json" '
 		all(.counters[]; "\(.tenant_id)/\(.counter_id)" as $k |
-			.accepted == ($a[0][$k] // 0) and .duplicate == ($u[0][$k] // 0) and
-			(.dedup_hit_rate - (if .accepted + .duplicate > 0 then .duplicate / (.accepted + .duplicate) else 0 end)
+			.accepted == ($a[0][$k] // 0) and .duplicates == ($u[0][$k] // 0) and
+			(.dedup_hit_rate - (if .accepted + .duplicates > 0 then .duplicates / (.accepted + .duplicates) else 0 end)
 				| fabs) < 0.000001)' "$d/st.json"
 	# the counter whose id needs JSON escapes is there, spelled right
-	one '[.counters[] | select(.counter_id == "say \"hi\" \\o")] | length == 1 and .[0].accepted == 1 and .[0].duplicate == 1' "$d/st.json"
+	one '[.counters[] | select(.counter_id == "say \"hi\" \\o")] | length == 1 and .[0].accepted == 1 and .[0].duplicates == 1' "$d/st.json"
 	# -v: one summary line
 	[ "$output" = "cnt-ingest: in $in, out $out, rejected $rej, duplicate $dup (dedup hit rate 40.00%)" ]
 }
@@ -808,9 +842,23 @@ fatal_case() {
 	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --codec: 'lz4'"* ]]
 	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --level high "$DATA/events.jsonl"
 	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --level: 'high'"* ]]
-	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --stats - "$DATA/events.jsonl"
-	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --stats:"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -o "$d/o.avro" --level 2x "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: --level: '2x'"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -r - "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == "cnt-ingest: the events go to standard output: -r and -D need a file name"* ]]
+	run --separate-stderr cnt-ingest -d "$DEFS" -o - -D - "$DATA/events.jsonl"
+	[ "$status" -eq 2 ] && [[ "$stderr" == *"-r and -D need a file name"*"usage: cnt-ingest"* ]]
 	[ -z "$(ls -A "$d")" ]
+}
+
+@test "--stats -: the counts on standard error, the events on standard output; -r - with -o" {
+	local d=$BATS_TEST_TMPDIR
+	cnt-ingest -d "$DEFS" --now "$NOW" -c null --stats - "$DATA/events.jsonl" 2>"$d/st" >"$d/out.avro"
+	one '.tool == "cnt-ingest" and .in == 8 and .out == 8' "$d/st"
+	[ "$(cnt-cat --count "$d/out.avro")" -eq 8 ]
+	{ ev '.idempotency_key = "k1"'; ev '.tenant_id = "nobody"'; } >"$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r - "$d/in.jsonl" >"$d/rej"
+	one '.line == 2 and .reason == "unknown_tenant"' "$d/rej"
 }
 
 @test "--help: exit 0, usage and every option on standard output" {
@@ -819,8 +867,8 @@ fatal_case() {
 	[ -z "$stderr" ]
 	[[ "$output" == "usage: cnt-ingest -d definitions"* ]]
 	local o
-	for o in --definitions --output --rejects --duplicates --format --now --max-past --max-future \
-		--codec --level --stats --verbose --help --version; do
+	for o in --definitions --output --rejects --duplicates --format --now --live --max-past --max-future \
+		--codec --level --stats --verbose --progress --no-progress --help --version; do
 		[[ "$output" == *"$o"* ]]
 	done
 }
@@ -874,4 +922,213 @@ fatal_case() {
 	CNT_READ_THREADS=2 cnt-cat "$d/a.avro" >"$d/r2"
 	cmp "$d/r0" "$d/r2"
 	[ "$(wc -l <"$d/r2")" -eq 4000 ]
+}
+
+# ---- hostile input ------------------------------------------------------
+
+@test "3,000,000 zero bytes: one overlong line rejected, the next line read; sniffed as CSV, a bad header at once" {
+	local d=$BATS_TEST_TMPDIR
+	{ head -c 3000000 /dev/zero; echo; ev '.idempotency_key = "z1"'; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -f json -o "$d/out.avro" -r "$d/rej" --stats "$d/st" -
+	jq -s -e 'length == 1 and .[0].line == 1 and .[0].reason == "malformed" and
+		.[0].message == "line longer than 1048576 bytes" and .[0].raw == ("\u0000" * 256)' "$d/rej"
+	[ "$(keys_of "$d/out.avro")" = z1 ]
+	one '.in == 2 and .out == 1 and .rejected == 1 and .balanced' "$d/st"
+	# Without -f the zeros are not JSON: read as CSV, the header line is
+	# too long, which stops the run.
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/o2.avro" - < <(head -c 3000000 /dev/zero)
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-ingest: '-': line 1: CSV header: row longer than 1048576 bytes" ]
+	[ ! -e "$d/o2.avro" ]
+}
+
+# endless MODE CMD...: runs CMD for at most 3 s with standard error in
+# $BATS_TEST_TMPDIR/err; the input never ends, so only the timeout ends it.
+endless() {
+	run timeout 3 sh -c "$1"
+	echo "status $status"; cat "$BATS_TEST_TMPDIR/err"
+	[ "$status" -eq 124 ]
+}
+
+@test "an input that never ends a line: rejected once, as soon as 1 MiB has passed" {
+	local d=$BATS_TEST_TMPDIR
+	# yes | tr -d '\n' never ends and never has a newline (cat /dev/zero is
+	# the same, read as CSV: its header stops the run, as tested above)
+	endless "yes | tr -d '\n' | cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 1: rejected (malformed): line longer than 1048576 bytes" ]
+	endless "cat /dev/zero | cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'"
+	[ "$(wc -l <"$d/err")" -eq 1 ]
+	# A CSV row that never ends, after good rows
+	endless "{ printf 'idempotency_key,tenant_id,counter_id,member_ref,delta,event_time\n'
+		printf 'c1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z\n'; yes | tr -d '\n'; } |
+		cnt-ingest -d '$DEFS' --now '$NOW' -f csv - >/dev/null 2>'$d/err'"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 3: rejected (malformed): row longer than 1048576 bytes" ]
+}
+
+@test "an overlong line is rejected while the input is still open (a stalled writer)" {
+	local d=$BATS_TEST_TMPDIR i
+	# 2 MB without a newline, then the writer waits: the reject must not
+	# wait for the line (or the input) to end.
+	timeout 20 sh -c "{ head -c 2000000 /dev/zero | tr '\0' x; sleep 15; } |
+		cnt-ingest -d '$DEFS' --now '$NOW' -f json - >/dev/null 2>'$d/err'" &
+	for i in $(seq 100); do
+		[ -s "$d/err" ] && break
+		sleep 0.1
+	done
+	kill %1 2>/dev/null || true
+	wait || true
+	cat "$d/err"
+	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 1: rejected (malformed): line longer than 1048576 bytes" ]
+}
+
+@test "CSV: a row longer than 1 MiB is rejected with its first 256 bytes; the next rows read normally" {
+	local d=$BATS_TEST_TMPDIR
+	{ echo 'idempotency_key,tenant_id,counter_id,member_ref,delta,event_time'
+	  echo 'c1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z'
+	  head -c 3000000 /dev/zero | tr '\0' y; echo
+	  echo 'c2,acme,distance_m,m-1,5,2026-03-01T11:00:00Z'; } >"$d/in.csv"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" --stats "$d/st" "$d/in.csv"
+	jq -s -e 'length == 1 and .[0].line == 3 and .[0].reason == "malformed" and
+		.[0].message == "row longer than 1048576 bytes" and .[0].raw == ("y" * 256)' "$d/rej"
+	[ "$(keys_of "$d/out.avro")" = c1,c2 ]
+	one '.in == 3 and .out == 2 and .balanced' "$d/st"
+}
+
+# Regression: a header of empty column names passed NULL to memcmp
+# (UBSan under make check-san).
+@test "CSV: a header of empty names is refused without undefined behaviour" {
+	local d=$BATS_TEST_TMPDIR
+	run --separate-stderr cnt-ingest -f csv -d "$DEFS" -o "$d/out.avro" - < <(printf ',\n1,2\n')
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-ingest: '-': line 1: CSV header: column '' appears twice" ]
+	[ ! -e "$d/out.avro" ]
+	# one empty name is a column that is ignored
+	printf ',idempotency_key,tenant_id,counter_id,member_ref,delta,event_time\nx,e1,acme,distance_m,m-1,5,2026-03-01T11:00:00Z\n' |
+		cnt-ingest -f csv -d "$DEFS" --now "$NOW" -o "$d/out.avro"
+	[ "$(keys_of "$d/out.avro")" = e1 ]
+}
+
+@test "without -r, the first 200 rejects are shown, the rest counted and summed up by reason" {
+	local d=$BATS_TEST_TMPDIR
+	# 100,000 records: 1 good, 89,999 of an unknown tenant, 10,000 malformed
+	awk 'BEGIN {
+		print "{\"idempotency_key\":\"good\",\"tenant_id\":\"acme\",\"counter_id\":\"distance_m\",\"member_ref\":\"m\",\"delta\":1,\"event_time\":\"2026-03-01T11:00:00Z\"}"
+		for (i = 2; i <= 100000; i++)
+			if (i % 10) printf "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"nobody\",\"counter_id\":\"c\",\"member_ref\":\"m\",\"delta\":1,\"event_time\":\"2026-03-01T11:00:00Z\"}\n", i
+			else print "{oops"
+	}' >"$d/in.jsonl"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" --stats "$d/st" "$d/in.jsonl"
+	[ "$status" -eq 0 ]
+	[ "$(printf '%s\n' "$stderr" | wc -l)" -eq 202 ]
+	[ "$(printf '%s\n' "$stderr" | grep -c "^cnt-ingest: '$d/in.jsonl' line [0-9]*: rejected (")" -eq 200 ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 200p)" = \
+		"cnt-ingest: '$d/in.jsonl' line 201: rejected (unknown_tenant): tenant 'nobody' is not declared" ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 201p)" = \
+		"cnt-ingest: more than 200 records rejected: the rest are counted and summed up at the end (-r FILE keeps every one)" ]
+	[ "$(printf '%s\n' "$stderr" | sed -n 202p)" = \
+		"cnt-ingest: 99999 records rejected, the first 200 shown; by reason: malformed 10000, unknown_tenant 89999" ]
+	[ "$(keys_of "$d/out.avro")" = good ]
+	one '.in == 100000 and .rejected == 99999 and .rejected_by_reason.malformed == 10000 and .balanced' "$d/st"
+	# with -r every reject is kept and nothing is said
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" "$d/in.jsonl"
+	[ "$status" -eq 0 ] && [ -z "$stderr" ]
+	[ "$(wc -l <"$d/rej")" -eq 99999 ]
+}
+
+@test "--stats: input names holding quotes, backslashes and control characters are escaped" {
+	local d=$BATS_TEST_TMPDIR name
+	name=$(printf '%s/in "q" \\b\tx\001.jsonl' "$d")
+	{ ev '.idempotency_key = "s1"'; ev '.idempotency_key = "s1"'; ev '.tenant_id = "nobody"'; } >"$name"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D "$d/dup" --stats "$d/st" "$name"
+	one --arg n "$name" '.inputs == [{name: $n, format: "json", records: 3}] and .duplicates == 1' "$d/st"
+	"$PY" -c 'import json, sys; s = json.load(open(sys.argv[1])); assert s["inputs"][0]["name"] == sys.argv[2]' \
+		"$d/st" "$name"
+	one --arg n "$name" '.input == $n and .reason == "unknown_tenant"' "$d/rej"
+	one --arg n "$name" '.input == $n and .duplicate_of.input == $n' "$d/dup"
+	# the counter whose id holds a quote and a backslash
+	ev '.counter_id = "say \"hi\" \\o"' | cnt-ingest -d "$DEFS" --now "$NOW" -c null --stats "$d/st2" >/dev/null
+	"$PY" -c 'import json, sys
+s = json.load(open(sys.argv[1]))
+c = [c for c in s["counters"] if c["counter_id"] == "say \"hi\" \\o"]
+assert len(c) == 1 and c[0]["accepted"] == 1, c' "$d/st2"
+}
+
+@test "--progress: records and bytes on standard error while reading; none when it is not a terminal" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 40001) | {idempotency_key: "p\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m", delta: 1, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	# a pause in the middle, so the 4-a-second redraw is due
+	{ head -n 20000 "$d/in.jsonl"; sleep 1; tail -n 20000 "$d/in.jsonl"; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null --progress - 2>"$d/err" >/dev/null
+	grep -q "cnt-ingest: [0-9.]* [kK]* *records, .*records/s" "$d/err"
+	# the line is cleared at the end
+	[ "$(tail -c 4 "$d/err" | od -An -c | tr -d ' ')" = '\r033[K' ]
+	{ head -n 20000 "$d/in.jsonl"; sleep 1; tail -n 20000 "$d/in.jsonl"; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null - 2>"$d/err" >/dev/null
+	[ ! -s "$d/err" ]
+}
+
+# ---- faults -------------------------------------------------------------
+
+@test "an output that cannot be written: exit 3, one message, no file left" {
+	local d=$BATS_TEST_TMPDIR/f
+	mkdir "$d"
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o /dev/full -r "$d/rej" "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: '/dev/full': write error: No space left on device" ]
+	run --separate-stderr sh -c 'cnt-ingest -d "$1" --now "$2" -r /dev/null "$3" >/dev/full' sh "$DEFS" "$NOW" "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: 'standard output': write error: No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: cannot write '/dev/full': No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [ "$stderr" = "cnt-ingest: cannot write '/dev/full': No space left on device" ]
+	run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" --stats /dev/full "$DATA/mixed.jsonl"
+	[ "$status" -eq 3 ] && [[ "$stderr" == "cnt-ingest: --stats: cannot write '/dev/full': No space left on device" ]]
+	[ -z "$(ls -A "$d")" ]
+}
+
+@test "a closed pipe: quiet, ends by SIGPIPE, even when SIGPIPE is ignored by the parent" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 20001) | {idempotency_key: "c\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m", delta: 1, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	run bash -c 'cnt-ingest -d "$1" --now "$2" -c null -r "$4/rej" "$3" 2>"$4/err" | head -c 10 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/in.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ] && [ ! -e "$d/rej" ]
+	run bash -c 'trap "" PIPE; cnt-ingest -d "$1" --now "$2" -c null "$3" 2>"$4/err" | head -c 10 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/in.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ]
+	# -r - with -o: the reject stream is the pipe
+	awk 'BEGIN { for (i = 0; i < 100000; i++) print "{bad" }' >"$d/bad.jsonl"
+	run bash -c 'cnt-ingest -d "$1" --now "$2" -o "$4/out.avro" -r - "$3" 2>"$4/err" | head -n 1 >/dev/null
+		echo "${PIPESTATUS[0]}"' sh "$DEFS" "$NOW" "$d/bad.jsonl" "$d"
+	[ "$output" = 141 ] && [ ! -s "$d/err" ] && [ ! -e "$d/out.avro" ]
+}
+
+# alloc_sweep INPUT: fails the N-th allocation for N = 1, 2, ... until a
+# run succeeds; every failing run must end with status 4, one line saying
+# "out of memory", and nothing left in the output directory.
+alloc_sweep() {
+	local d=$BATS_TEST_TMPDIR/a n=1 rc
+	while :; do
+		rm -rf "$d" && mkdir "$d"
+		rc=0
+		CNT_FAIL_ALLOC=$n cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/out.avro" -r "$d/rej" -D "$d/dup" \
+			--stats "$d/st" "$@" 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+		[ "$rc" -eq 0 ] && break
+		if [ "$rc" -ne 4 ] || [ "$(wc -l <"$BATS_TEST_TMPDIR/err")" -ne 1 ] ||
+		   ! grep -q '^cnt-ingest: .*out of memory' "$BATS_TEST_TMPDIR/err" || [ -n "$(ls -A "$d")" ]; then
+			echo "allocation $n: status $rc: $(cat "$BATS_TEST_TMPDIR/err"); left: $(ls -A "$d")"
+			return 1
+		fi
+		n=$((n + 1))
+		[ "$n" -lt 5000 ] || return 1
+	done
+	echo "$n allocations"
+	[ "$n" -gt 20 ]
+	one '.balanced' "$d/st"
+}
+
+@test "allocation failure: exit 4 and no output left, at every allocation (JSON lines, CSV, Avro)" {
+	alloc_sweep "$DATA/mixed.jsonl"
+	alloc_sweep "$DATA/events.csv"
+	alloc_sweep "$FIX/raw.avro" --max-past 20000d
 }

@@ -212,3 +212,121 @@ expect() {
 	cnt-cat --schema w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
 		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "event"])'
 }
+
+# ---- ids, statistics, faults -------------------------------------------
+
+@test "ids holding quotes, backslashes and control characters: --stats, -r and the reject lines stay well-formed" {
+	weird_ids defs2.json w.avro
+	run --separate-stderr cnt-window -d defs2.json -o out.avro --stats st.json w.avro
+	[ "$status" -eq 0 ]
+	# the control characters reach standard error escaped, on one line
+	[ "$stderr" = "cnt-window: 'w.avro' record 3: rejected (unknown_tenant): tenant 'ctl\\x01\\x1b' is not declared in 'defs2.json'" ]
+	one '.in == 3 and .out == 2 and .rejected == 1 and .rejected_by_reason == {unknown_tenant: 1, unknown_counter: 0}' st.json
+	one '[.counters[] | [.tenant_id, .counter_id, .in]] == [["utc", "dist", 1], ["q\"t\\x", "c\"1\\", 1]]' st.json
+	cnt-window -d defs2.json -o out.avro -r rej.jsonl --stats - w.avro 2>st2.json
+	one '.tool == "cnt-window" and .counters[1].tenant_id == "q\"t\\x"' st2.json
+	one '.reason == "unknown_tenant" and .message == "tenant '\''ctl\u0001\u001b'\'' is not declared in '\''defs2.json'\''"' rej.jsonl
+}
+
+@test "--stats keys: the common ones of cnt(7), duplicates and held 0, late and balanced" {
+	{ ev a dist m1 1; ev b dist m1 1 '' 2026-03-01T08:00:00Z; } | ingest "$T0" s.avro
+	cnt-window -d "$DEFS" -o w.avro --stats st.json s.avro
+	one 'keys_unsorted == ["tool", "in", "out", "rejected", "duplicates", "held", "late", "balanced",
+		"rejected_by_reason", "late_ratio", "shards", "counters"]' st.json
+	one '.duplicates == 0 and .held == 0 and .late == 1 and .balanced == true and .late_ratio == 0.5' st.json
+}
+
+@test "an output that cannot be written (/dev/full): status 3, one message, no file left" {
+	for k in $(seq 50); do ev "k$k" dist m1 1; done | ingest "$T0" s.avro
+	run cnt-window -d "$DEFS" -o /dev/full s.avro
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "cnt-window: '/dev/full': "*"No space left on device"* ]]
+	run bash -c 'cnt-window -d "$1" s.avro >/dev/full' _ "$DEFS"
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "cnt-window: "*"No space left on device"* ]]
+	weird_ids defs2.json w.avro
+	run cnt-window -d defs2.json -o out.avro -r /dev/full w.avro
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[[ "$output" == "cnt-window: cannot write '/dev/full': No space left on device" ]]
+	run cnt-window -d "$DEFS" -o out2.avro --stats /dev/full s.avro
+	[ "$status" -eq 3 ]
+	[ "${#lines[@]}" -eq 1 ]
+	[ "$(ls -A | grep -c '^\.')" -eq 0 ]   # no temporary file
+	[ ! -e out.avro ]
+}
+
+@test "a closed pipe ends the run quietly by SIGPIPE, also when SIGPIPE is ignored" {
+	many_events 3000 big.avro
+	run bash -c 'set -o pipefail; cnt-window -d "$1" big.avro | head -c 100 >/dev/null' _ "$DEFS"
+	[ "$status" -eq 141 ]
+	[ -z "$output" ]
+	run bash -c 'trap "" PIPE; set -o pipefail; cnt-window -d "$1" -c null big.avro | head -c 100 >/dev/null' _ "$DEFS"
+	[ "$status" -eq 141 ]
+	[ -z "$output" ]
+}
+
+@test "--progress draws on standard error when asked; nothing when it is not a terminal" {
+	many_events 17000 p.avro
+	run --separate-stderr bash -c '{ cat p.avro; sleep 0.6; cat p.avro; } | cnt-window -d "$1" --progress -o w.avro' _ "$DEFS"
+	[ "$status" -eq 0 ]
+	[[ "$stderr" == *"cnt-window: "*"records, "*"records/s"* ]]
+	[[ "$stderr" == *$'\r'* ]]
+	run --separate-stderr bash -c '{ cat p.avro; sleep 0.6; cat p.avro; } | cnt-window -d "$1" -o w.avro' _ "$DEFS"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(cnt-cat --count w.avro)" = 34000 ]
+}
+
+@test "options: strict numbers, --version, --help and the usage on errors" {
+	ev a dist m1 1 | ingest "$T0" s.avro
+	for bad in 2x -1 65537 ''; do
+		run cnt-window -d "$DEFS" --shards "$bad" -o x.avro s.avro
+		[ "$status" -eq 2 ]
+		[[ "${lines[0]}" == "cnt-window: --shards: '$bad' is not a whole number from 1 to 65536" ]]
+		[[ "${lines[1]}" == "usage: cnt-window "* ]]
+	done
+	run cnt-window -d "$DEFS" --level 7x -o x.avro s.avro
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--level: '7x'"* ]]
+	run cnt-window -d "$DEFS" -c lz4 -o x.avro s.avro
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--codec: 'lz4'"* ]]
+	run cnt-window -o x.avro s.avro
+	[ "$status" -eq 2 ]
+	[ "${lines[0]}" = "cnt-window: -d definitions is required" ]
+	[ ! -e x.avro ]
+	run cnt-window --version
+	[ "$status" -eq 0 ]
+	[[ "$output" == "cnt-window "[0-9]* ]]
+	run cnt-window --help
+	[ "$status" -eq 0 ]
+	[[ "$output" == *"--progress"* && "$output" == *"--shards N"* ]]
+	# options may follow the operands
+	cnt-window s.avro -d "$DEFS" --shards 2 -o y.avro
+	[ "$(cnt-cat y.avro | jq .shard)" -lt 2 ]
+}
+
+@test "out of memory at any allocation: status 4, one message, no output left" {
+	# two timezones to load, and a reject
+	jq '.tenants += [{tenant_id: "ghost", timezone: "UTC"}]
+		| .counters += [{tenant_id: "ghost", counter_id: "dist", versions: [{version: 1, type: "exact"}]}]' \
+		"$DEFS" >defs2.json
+	{ ev a dist m1 1; ev b dist m1 1 '' "$T0" kol; ev c dist m1 1 '' "$T0" ghost; } | ingest "$T0" s.avro defs2.json
+	n=1
+	while :; do
+		run env CNT_FAIL_ALLOC=$n cnt-window -d "$DEFS" -o out.avro -r rej.jsonl --stats st.json s.avro
+		[ "$status" -eq 0 ] && break
+		echo "allocation $n: status $status: $output"
+		[ "$status" -eq 4 ]
+		[ "${#lines[@]}" -eq 1 ]
+		[[ "$output" == "cnt-window: "*"out of memory"* ]]
+		[ ! -e out.avro ] && [ ! -e rej.jsonl ] && [ ! -e st.json ]
+		[ "$(ls -A | grep -c '^\.')" -eq 0 ]
+		n=$((n + 1))
+	done
+	[ "$n" -gt 20 ]
+	one '.out == 2 and .rejected == 1' st.json
+}

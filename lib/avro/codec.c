@@ -128,6 +128,13 @@ void cnt_codec_free(cnt_codec *c)
 /* ---- decompression ---------------------------------------------------- */
 
 /* A first guess at the output size: have + 4 * n, saturating. */
+/* "<codec>: out of memory", of the kind that exits 4. */
+static int codec_oom(cnt_err *err, const char *codec)
+{
+	cnt_err_nomem(err);
+	return cnt_err_prefix(err, "%s", codec);
+}
+
 static size_t guess(size_t have, size_t n)
 {
 	if (n > (SIZE_MAX - have) / 4)
@@ -176,8 +183,7 @@ static int decomp_grow(cnt_buf *out, size_t want, size_t max_out,
 		return out->len < out->cap ? 0 : bound_error(err, codec, max_out);
 	p = realloc(out->p, cap);
 	if (p == NULL)
-		return cnt_err_set(err, "%s: out of memory for a %zu-byte block",
-			codec, cap);
+		return cnt_err_oom(err, "for a %zu-byte %s block", cap, codec);
 	out->p = p;
 	out->cap = cap;
 	return 0;
@@ -232,7 +238,7 @@ static int decompress_deflate(cnt_codec *c, const uint8_t *in, size_t n,
 			return cnt_err_set(err, "deflate: corrupt data at input byte %zu: %s",
 				n - z->avail_in, z->msg ? z->msg : "invalid stream");
 		if (ret == Z_MEM_ERROR)
-			return cnt_err_set(err, "deflate: out of memory");
+			return codec_oom(err, "deflate");
 		if (ret != Z_OK && ret != Z_BUF_ERROR)
 			return cnt_err_set(err, "deflate: zlib error %d", ret);
 		if (z->avail_in == 0 && z->avail_out > 0)
@@ -320,7 +326,7 @@ static int decompress_xz(cnt_codec *c, const uint8_t *in, size_t n,
 				"%llu-byte decoder memory limit",
 				(unsigned long long)CNT_CODEC_XZ_MEMLIMIT);
 		case LZMA_MEM_ERROR:
-			return cnt_err_set(err, "xz: out of memory");
+			return codec_oom(err, "xz");
 		case LZMA_FORMAT_ERROR:
 			return cnt_err_set(err, "xz: not an xz stream at input byte %zu",
 				n - s->avail_in);
@@ -377,7 +383,7 @@ static int decompress_bzip2(const uint8_t *in, size_t n, cnt_buf *out,
 
 				BZ2_bzDecompressEnd(&s);
 				if (ret == BZ_MEM_ERROR)
-					return cnt_err_set(err, "bzip2: out of memory");
+					return codec_oom(err, "bzip2");
 				if (ret == BZ_DATA_ERROR_MAGIC && pos > 0)
 					return cnt_err_set(err, "bzip2: %zu trailing bytes after the stream",
 						n - pos);
@@ -448,7 +454,7 @@ static int decompress_zstd(cnt_codec *c, const uint8_t *in, size_t n,
 	if (n == 0)
 		return cnt_err_set(err, "zstandard: empty block (no frame)");
 	if (c->zdctx == NULL && (c->zdctx = ZSTD_createDCtx()) == NULL)
-		return cnt_err_set(err, "zstandard: out of memory");
+		return codec_oom(err, "zstandard");
 	while (pos < n) {	/* one frame per turn */
 		const uint8_t *f = in + pos;
 		size_t fsize = ZSTD_findFrameCompressedSize(f, n - pos);
@@ -550,7 +556,7 @@ static int compress_deflate(cnt_codec *c, int level, const uint8_t *in,
 	}
 	bound = deflateBound(z, (uLong)n);
 	if (cnt_buf_reserve(out, bound) != 0)
-		return cnt_err_set(err, "deflate: out of memory");
+		return codec_oom(err, "deflate");
 	z->next_in = (Bytef *)(uintptr_t)in;
 	z->avail_in = (uInt)n;
 	z->next_out = out->p;
@@ -569,7 +575,7 @@ static int compress_snappy(const uint8_t *in, size_t n, cnt_buf *out,
 	uint32_t crc;
 
 	if (cnt_buf_reserve(out, len + 4) != 0)
-		return cnt_err_set(err, "snappy: out of memory");
+		return codec_oom(err, "snappy");
 	if (snappy_compress((const char *)in, n, (char *)out->p, &len) != SNAPPY_OK)
 		return cnt_err_set(err, "snappy: compression failed");
 	crc = crc32_of(in, n);
@@ -588,7 +594,7 @@ static int compress_xz(int level, const uint8_t *in, size_t n, cnt_buf *out,
 	lzma_ret ret;
 
 	if (bound == 0 || cnt_buf_reserve(out, bound) != 0)
-		return cnt_err_set(err, "xz: out of memory");
+		return codec_oom(err, "xz");
 	ret = lzma_easy_buffer_encode((uint32_t)level, LZMA_CHECK_CRC64, NULL,
 		in, n, out->p, &pos, bound);
 	if (ret != LZMA_OK)
@@ -604,14 +610,14 @@ static int compress_zstd(cnt_codec *c, int level, const uint8_t *in, size_t n,
 	size_t bound = ZSTD_compressBound(n), got;
 
 	if (c->zcctx == NULL && (c->zcctx = ZSTD_createCCtx()) == NULL)
-		return cnt_err_set(err, "zstandard: out of memory");
+		return codec_oom(err, "zstandard");
 	ZSTD_CCtx_reset(c->zcctx, ZSTD_reset_session_and_parameters);
 	if (ZSTD_isError(ZSTD_CCtx_setParameter(c->zcctx, ZSTD_c_compressionLevel, level)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c->zcctx, ZSTD_c_checksumFlag, 1)) ||
 	    ZSTD_isError(ZSTD_CCtx_setParameter(c->zcctx, ZSTD_c_contentSizeFlag, 1)))
 		return cnt_err_set(err, "zstandard: cannot set level %d", level);
 	if (ZSTD_isError(bound) || cnt_buf_reserve(out, bound) != 0)
-		return cnt_err_set(err, "zstandard: out of memory");
+		return codec_oom(err, "zstandard");
 	got = ZSTD_compress2(c->zcctx, out->p, bound, in, n);
 	if (ZSTD_isError(got))
 		return cnt_err_set(err, "zstandard: %s", ZSTD_getErrorName(got));
@@ -630,7 +636,7 @@ static int compress_bzip2(int level, const uint8_t *in, size_t n,
 		return cnt_err_set(err, "bzip2: %zu-byte block is too large", n);
 	bound = n + n / 100 + 600;	/* libbz2's documented worst case */
 	if (cnt_buf_reserve(out, bound) != 0)
-		return cnt_err_set(err, "bzip2: out of memory");
+		return codec_oom(err, "bzip2");
 	got = (unsigned)bound;
 	ret = BZ2_bzBuffToBuffCompress((char *)out->p, &got,
 		(char *)(uintptr_t)in, (unsigned)n, level, 0, 0);
@@ -677,7 +683,7 @@ int cnt_codec_compress(cnt_codec *c, cnt_codec_id id, int level,
 	switch (id) {
 	case CNT_CODEC_NULL:
 		ret = cnt_buf_append(out, in, n) == 0 ? 0 :
-			cnt_err_set(err, "null: out of memory");
+			codec_oom(err, "null");
 		break;
 	case CNT_CODEC_DEFLATE:
 		ret = compress_deflate(c, level, in, n, out, err);

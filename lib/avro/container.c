@@ -106,7 +106,7 @@ static ssize_t fill(cnt_reader *r, size_t n, cnt_err *err)
 			cap *= 2;
 		p = realloc(r->in, cap);
 		if (p == NULL) {
-			cnt_err_set(err, "'%s': out of memory for a %zu-byte read", r->name, n);
+			cnt_err_oom(err, "for a %zu-byte read of '%s'", n, r->name);
 			return -1;
 		}
 		r->in = p;
@@ -229,13 +229,24 @@ static int read_header(cnt_reader *r, cnt_err *err)
 						free(part[0]);
 					return -1;
 				}
-				if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total ||
-				    fill(r, (size_t)len[k], err) < len[k] || (part[k] = malloc((size_t)len[k] + 1)) == NULL) {
+				ssize_t got;
+
+				if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total) {
 					if (k)
 						free(part[0]);
-					if (len[k] < 0 || (uint64_t)len[k] > r->lim.max_header - total)
-						return cnt_err_set(err, "'%s' byte %llu: header metadata larger than %zu bytes (bound max_header)",
-							r->name, (unsigned long long)offset_of(r), r->lim.max_header);
+					return cnt_err_set(err, "'%s' byte %llu: header metadata larger than %zu bytes (bound max_header)",
+						r->name, (unsigned long long)offset_of(r), r->lim.max_header);
+				}
+				/* A failed read or allocation is said as such, not
+				 * taken for the end of the file. */
+				got = fill(r, (size_t)len[k], err);
+				if (got < len[k] || (part[k] = malloc((size_t)len[k] + 1)) == NULL) {
+					if (k)
+						free(part[0]);
+					if (got < 0)
+						return -1;
+					if (got >= len[k])
+						return cnt_err_oom(err, "reading the header of '%s'", r->name);
 					return cnt_err_set(err, "'%s' byte %llu: file ends inside the header: truncated?",
 						r->name, (unsigned long long)offset_of(r));
 				}
@@ -251,7 +262,7 @@ static int read_header(cnt_reader *r, cnt_err *err)
 				if (m == NULL) {
 					free(part[0]);
 					free(part[1]);
-					return cnt_err_set(err, "'%s': out of memory reading the header", r->name);
+					return cnt_err_oom(err, "reading the header of '%s'", r->name);
 				}
 				h->meta = m;
 				cap = ncap;

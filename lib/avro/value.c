@@ -293,6 +293,10 @@ static cnt_plan *compile(plan_reg *reg, const cnt_schema *w, const cnt_schema *r
 
 			p->wb[i] = compile(reg, w->branches[i], r, path, 0, &sub);
 			if (p->wb[i] == NULL) {
+				/* A branch that cannot be resolved fails only when a
+				 * datum takes it; memory that ran out fails now. */
+				if (sub.kind == CNT_ERR_NOMEM)
+					goto oom;
 				p->wb[i] = fail_plan(reg, w->branches[i], r, sub.msg);
 				if (p->wb[i] == NULL)
 					goto oom;

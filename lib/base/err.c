@@ -13,7 +13,11 @@ int cnt_err_set(cnt_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-	err->kind = CNT_ERR_DATA;
+	/* Call sites that spell out "... out of memory ..." in their own
+	 * format (codecs, the container reader, timezones, definitions) mean
+	 * a failed allocation: exit 4, not 2.  The format is ours, never a
+	 * file's bytes, so no input can pass for an allocation failure. */
+	err->kind = strstr(fmt, "out of memory") ? CNT_ERR_NOMEM : CNT_ERR_DATA;
 	return -1;
 }
 

@@ -37,8 +37,9 @@ typedef struct cnt_err {
 	cnt_err_kind kind;
 } cnt_err;
 
-/* Sets err->msg from a printf format, kind CNT_ERR_DATA; returns -1 so
- * callers can "return cnt_err_set(err, ...)".  err may be NULL. */
+/* Sets err->msg from a printf format, kind CNT_ERR_DATA (CNT_ERR_NOMEM
+ * when the format itself says "out of memory"); returns -1 so callers
+ * can "return cnt_err_set(err, ...)".  err may be NULL. */
 int cnt_err_set(cnt_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -4,6 +4,7 @@
 #include "count/accum.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -727,11 +728,30 @@ static int spill(cnt_accum *a, cnt_err *err)
 	int fd;
 	uint64_t overflows = a->st.sum_overflows, represented = a->st.events_out;
 
-	snprintf(path, sizeof(path), "%s/cnt-accumulate.XXXXXX", a->tmpdir);
-	fd = mkstemp(path);
-	if (fd < 0)
-		return cnt_err_set(err, "cannot create a spill file in '%s': %s (set --tmpdir or TMPDIR)", a->tmpdir, strerror(errno));
-	unlink(path);   /* gone when we are, however we end */
+	/* A run has no name: an O_TMPFILE file never has one, and one made
+	 * by mkstemp (file systems without O_TMPFILE) loses it at once.  So
+	 * however the process ends, even by SIGKILL, nothing is left in the
+	 * directory for anyone to clean up. */
+	fd = -1;
+#ifdef O_TMPFILE
+	fd = open(a->tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#endif
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/.cnt-accumulate.run-XXXXXX", a->tmpdir);
+		fd = mkstemp(path);
+		if (fd < 0) {
+			int e = errno;
+
+			cnt_err_set(err, "cannot create a spill file in '%s': %s (set --tmpdir or TMPDIR)", a->tmpdir, strerror(e));
+			/* A full or broken disk is an output that cannot be
+			 * written (exit 3); a missing directory is a usage
+			 * matter (exit 2). */
+			if (e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS)
+				err->kind = CNT_ERR_IO;
+			return -1;
+		}
+		unlink(path);
+	}
 	if (a->nruns == a->cruns) {
 		size_t c = a->cruns ? a->cruns * 2 : 8;
 		int *v = realloc(a->runs, c * sizeof(*v));

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,11 @@ int cnt_dedup_init(cnt_dedup *d, size_t expected)
 {
 	size_t cap = 1024;
 
+	memset(d, 0, sizeof(*d));
+	if (expected > SIZE_MAX / 64)
+		return -1;
 	while (cap / 4 * 3 < expected)
 		cap *= 2;
-	memset(d, 0, sizeof(*d));
 	d->slots = slots_new(cap);
 	d->mask = cap - 1;
 	return d->slots ? 0 : -1;
@@ -222,46 +225,31 @@ wfail:
 	return cnt_err_write(err, errno, "cannot write the dedup state '%s'", name);
 }
 
-int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err)
+static int corrupt(cnt_err *err, const char *name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	uint8_t *p = NULL;
-	uint64_t n, clock;
-	size_t size;
+	return cnt_err_set(err, "dedup state '%s' is corrupt or truncated (size or checksum wrong); restore it, or rebuild it by rerunning cnt-dedup over the last horizon of the log", name);
+}
 
-	if (fd < 0) {
-		if (errno == ENOENT && missing_ok)
-			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_nomem(err);
-		return cnt_err_set(err, "cannot open the dedup state '%s': %s", path, strerror(errno));
+int cnt_dedup_load_mem(cnt_dedup *d, const uint8_t *p, size_t size, const char *name, size_t extra, cnt_err *err)
+{
+	uint64_t n, clock;
+
+	memset(d, 0, sizeof(*d));
+	if (size < 8 || memcmp(p, state_magic, 8) != 0) {
+		if (size < 32)
+			return corrupt(err, name);
+		return cnt_err_set(err, "'%s' is not a cnt-dedup state file (no CNTDDUP1 magic)", name);
 	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return cnt_err_set(err, "dedup state '%s' is not a regular file", path);
-	}
-	size = (size_t)st.st_size;
 	if (size < 32)
-		goto corrupt;
-	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return cnt_err_set(err, "cannot read the dedup state '%s': %s", path, strerror(errno));
-	if (memcmp(p, state_magic, 8) != 0) {
-		munmap(p, size);
-		return cnt_err_set(err, "'%s' is not a cnt-dedup state file (no CNTDDUP1 magic)", path);
-	}
+		return corrupt(err, name);
 	clock = get_le(p + 8, 8);
 	n = get_le(p + 16, 8);
-	if (n > (size - 32) / 16 || 32 + n * 16 != size ||
-	    XXH64(p, size - 8, 0) != get_le(p + size - 8, 8)) {
-		munmap(p, size);
-		fd = -1;
-		goto corrupt;
-	}
-	if (cnt_dedup_init(d, (size_t)n + extra) != 0) {
-		munmap(p, size);
-		return cnt_err_oom(err, "loading the dedup state '%s'", path);
-	}
+	/* The count must agree with the size before anything is allocated
+	 * for it, so a file cannot claim more keys than it holds. */
+	if (n > (size - 32) / 16 || 32 + n * 16 != size || XXH64(p, size - 8, 0) != get_le(p + size - 8, 8))
+		return corrupt(err, name);
+	if (extra > SIZE_MAX / 64 - (size_t)n || cnt_dedup_init(d, (size_t)n + extra) != 0)
+		return cnt_err_oom(err, "loading the dedup state '%s' (%llu keys)", name, (unsigned long long)n);
 	d->clock_s = clock;
 	for (uint64_t i = 0; i < n; i++) {
 		const uint8_t *r = p + 24 + 16 * i;
@@ -273,18 +261,46 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 		if ((s.lo | s.hi) == 0 || (i > 0 && (get_le(r - 16, 8) > s.lo ||
 		    (get_le(r - 16, 8) == s.lo && get_le(r - 8, 4) >= s.hi)))) {
 			/* Unsorted or repeated keys: not a file we wrote. */
-			munmap(p, size);
 			cnt_dedup_release(d);
-			fd = -1;
-			goto corrupt;
+			return corrupt(err, name);
 		}
 		put(d->slots, d->mask, &s);
 	}
 	d->count = (size_t)n;
-	munmap(p, size);
 	return 0;
-corrupt:
-	if (fd >= 0)
+}
+
+int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err)
+{
+	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	struct stat st;
+	uint8_t *p;
+	size_t size;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	if (fd < 0) {
+		if (path == NULL || (errno == ENOENT && missing_ok))
+			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_oom(err, "making the dedup table");
+		return cnt_err_set(err, "cannot open the dedup state '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-	return cnt_err_set(err, "dedup state '%s' is corrupt or truncated (size or checksum wrong); restore it, or rebuild it by rerunning cnt-dedup over the last horizon of the log", path);
+		return cnt_err_set(err, "dedup state '%s' is not a regular file", path);
+	}
+	size = (size_t)st.st_size;
+	if (size == 0) {
+		close(fd);
+		return corrupt(err, path);
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		if (errno == ENOMEM)
+			return cnt_err_oom(err, "reading the dedup state '%s'", path);
+		return cnt_err_set(err, "cannot read the dedup state '%s': %s", path, strerror(errno));
+	}
+	rc = cnt_dedup_load_mem(d, p, size, path, extra, err);
+	munmap(p, size);
+	return rc;
 }

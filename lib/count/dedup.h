@@ -55,14 +55,22 @@ typedef struct cnt_dedup {
 /* Fingerprints n key parts (each followed by a NUL byte). */
 cnt_dkey cnt_dedup_key(size_t n, const void *const *parts, const size_t *lens);
 
-/* Makes an empty table for about `expected` keys.  0 or -1 (no memory). */
+/* Makes an empty table for about `expected` keys.  0 or -1 (no memory,
+ * or an expected count no table could hold). */
 int cnt_dedup_init(cnt_dedup *d, size_t expected);
 void cnt_dedup_release(cnt_dedup *d);
 
 /* Loads a state file into d (initialised with room for `extra` more keys
- * beyond the file's).  A missing file is an empty state when missing_ok.
- * Returns 0, or -1 with err naming the file and the problem. */
+ * beyond the file's).  A missing file is an empty state when missing_ok,
+ * and so is a NULL path.  Returns 0, or -1 with err naming the file and
+ * the problem. */
 int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err);
+
+/* The same from the size bytes of a state file at p (name for messages):
+ * every count and offset is checked against size before use, so a
+ * corrupt or hostile file is an error, never a large allocation or a read
+ * out of bounds.  d needs no initialising; on failure it holds nothing. */
+int cnt_dedup_load_mem(cnt_dedup *d, const uint8_t *p, size_t size, const char *name, size_t extra, cnt_err *err);
 
 /* Writes the state (keys not yet expired at the clock) to fd, sorted.
  * Returns 0 or -1 with err set.  *kept is the number of keys written. */

@@ -259,7 +259,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		a->dup_by_counter[ci]++;
 		return CNT_ADMIT_DUPLICATE;
 	}
-	if (t->event_quota_per_s > 0) {
+	if (a->cfg.live && t->event_quota_per_s > 0) {
 		quota_slot *q = &a->quota[ti];
 		int64_t sec = now >= 0 ? now / 1000 : -((-now + 999) / 1000);
 
@@ -328,14 +328,14 @@ static int by_name(const void *x, const void *y, void *defs)
 	return d ? d : strcmp(a->counter_id, b->counter_id);
 }
 
-void cnt_admit_each_counter(const cnt_admit *a,
+int cnt_admit_each_counter(const cnt_admit *a,
 	void (*fn)(void *ctx, const char *tenant, const char *counter, uint64_t accepted, uint64_t dups),
 	void *ctx)
 {
 	size_t *idx = malloc((a->ncounters + 1) * sizeof(size_t));
 
 	if (idx == NULL)
-		return;
+		return -1;
 	for (size_t i = 0; i < a->ncounters; i++)
 		idx[i] = i;
 	qsort_r(idx, a->ncounters, sizeof(size_t), by_name, (void *)(uintptr_t)a->cfg.defs);
@@ -345,6 +345,7 @@ void cnt_admit_each_counter(const cnt_admit *a,
 		fn(ctx, c->tenant_id, c->counter_id, a->acc_by_counter[idx[i]], a->dup_by_counter[idx[i]]);
 	}
 	free(idx);
+	return 0;
 }
 
 static cnt_slice val_slice(const cnt_val *v)

@@ -19,11 +19,17 @@
  *   in_future            event_time later than ingest time + max future
  *   (duplicate)          (tenant, counter, idempotency_key) was accepted
  *                        earlier in this batch: a duplicate, not a reject
- *   quota_exceeded       the tenant already had event_quota_per_s events
- *                        accepted in this ingest second; shed, with a
- *                        retry hint, never queued
+ *   quota_exceeded       live traffic only (cfg.live): the tenant already
+ *                        had event_quota_per_s events accepted in this
+ *                        ingest second; shed, with a retry hint, never
+ *                        queued
  * A duplicate of a rejected or shed event is judged afresh, since nothing
  * of the first was admitted.
+ *
+ * The quota guards a live service against a flood from one tenant; it is
+ * not a property of the events.  A replay or backfill of events that were
+ * once live must admit them all, whatever their number per second, so the
+ * quota applies only when the caller says the input is live traffic.
  */
 #ifndef CNT_ADMIT_H
 #define CNT_ADMIT_H
@@ -73,6 +79,7 @@ typedef struct cnt_admit_cfg {
 	int64_t max_past_ms;         /* default 7 days */
 	int64_t max_future_ms;       /* default 60 s */
 	size_t expected;             /* events expected, to size the key table */
+	int live;                    /* live traffic: tenants' quotas apply */
 } cnt_admit_cfg;
 
 typedef struct cnt_admit cnt_admit;
@@ -110,8 +117,9 @@ typedef struct cnt_admit_stats {
 const cnt_admit_stats *cnt_admit_get_stats(const cnt_admit *a);
 
 /* Calls fn for each (tenant, counter) with its accepted and duplicate
- * counts, in a stable order (sorted by tenant, then counter). */
-void cnt_admit_each_counter(const cnt_admit *a,
+ * counts, in a stable order (sorted by tenant, then counter).  Returns 0,
+ * or -1 when out of memory (fn is then not called). */
+int cnt_admit_each_counter(const cnt_admit *a,
 	void (*fn)(void *ctx, const char *tenant, const char *counter, uint64_t accepted, uint64_t dups),
 	void *ctx);
 

@@ -56,6 +56,10 @@
  *     so is a quote inside an unquoted cell, text after a closing quote, an
  *     unterminated quoted cell at the end of the input, and a row longer
  *     than 1 MiB.  After such an error reading resumes at the next line.
+ *     A row longer than 1 MiB is reported as soon as that much of it has
+ *     been fed, with its first 256 bytes, so a line that never ends (an
+ *     endless stream of bytes without a newline) is reported all the same
+ *     and costs no more than 1 MiB of memory.
  *   - Rows are numbered by the physical line on which they start ('\n',
  *     "\r\n" and a lone '\r' end a line), so a quoted cell holding newlines
  *     advances the count as an editor would.  Blank lines are skipped (and
@@ -81,6 +85,7 @@ enum {
 #define F_ATTR_COLUMN (-2)	/* CSV only: an "attrs.NAME" column */
 #define MAX_DEPTH 64
 #define CSV_MAX_ROW ((size_t)1 << 20)
+#define CSV_OVERLONG_KEEP ((size_t)256)   /* bytes of an overlong row reported */
 #define CSV_PIECE ((size_t)64 << 10)
 #define CSV_MAX_COLUMNS 4096
 
@@ -700,7 +705,7 @@ static int jp_attrs(struct jp *j)
 		cnt_slice *key;
 
 		if (j->nattrs == p->acap && attrs_grow(p, j->nattrs + 1) != 0) {
-			problem(j->pb, CNT_RAW_MALFORMED, NULL, "out of memory");
+			problem(j->pb, CNT_RAW_NOMEM, NULL, "out of memory");
 			return -1;
 		}
 		/* decoded straight into the arrays: no copy through the stack */
@@ -911,8 +916,8 @@ cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 			cap *= 2;
 		s = realloc(p->scratch, cap);
 		if (s == NULL) {
-			problem(pb, CNT_RAW_MALFORMED, NULL, "out of memory");
-			return CNT_RAW_MALFORMED;
+			problem(pb, CNT_RAW_NOMEM, NULL, "out of memory");
+			return CNT_RAW_NOMEM;
 		}
 		p->scratch = s;
 		p->scap = cap;
@@ -925,6 +930,8 @@ cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 	j.scr = 0;
 	j.nattrs = 0;
 	st = jp_object(&j, ev);
+	if (pb->status == CNT_RAW_NOMEM)
+		st = CNT_RAW_NOMEM;   /* jp_object() ended as on a malformed line */
 	ev->nattrs = j.nattrs;
 	ev->attr_keys = p->keys;
 	ev->attr_vals = p->vals;
@@ -1004,8 +1011,7 @@ uint64_t cnt_csvin_line(const cnt_csvin *r)
 static void csv_oom(cnt_csvin *r)
 {
 	if (r->stop == 0)
-		r->stop = cnt_err_set(r->err, "line %llu: out of memory reading CSV",
-			(unsigned long long)r->row_line);
+		r->stop = cnt_err_oom(r->err, "reading CSV at line %llu", (unsigned long long)r->row_line);
 }
 
 static void on_cell(void *cell, size_t len, void *data)
@@ -1033,6 +1039,14 @@ static void on_cell(void *cell, size_t len, void *data)
 		csv_oom(r);
 }
 
+/* A buffer's bytes; "" while it has none, so that offsets and zero-length
+ * comparisons never meet a NULL pointer (a header of empty names, ",",
+ * leaves both buffers unallocated). */
+static const char *buf_text(const cnt_buf *b)
+{
+	return b->p ? (const char *)b->p : "";
+}
+
 static void row_reset(cnt_csvin *r)
 {
 	r->ncells = 0;
@@ -1055,9 +1069,9 @@ static void header_row(cnt_csvin *r)
 	r->akeys = calloc(r->ncols ? r->ncols : 1, sizeof(*r->akeys));
 	r->avals = calloc(r->ncols ? r->ncols : 1, sizeof(*r->avals));
 	if (!r->colmap || !r->name_off || !r->name_len || !r->akeys || !r->avals ||
-	    cnt_buf_append(&r->names, r->cells.p ? r->cells.p : (const uint8_t *)"", r->cells.len) != 0)
+	    cnt_buf_append(&r->names, buf_text(&r->cells), r->cells.len) != 0)
 		return csv_oom(r);
-	base = (const char *)r->names.p;
+	base = buf_text(&r->names);
 	for (size_t c = 0; c < r->ncols; c++) {
 		size_t off = r->cell_off[c], len = r->cell_len[c];
 		const char *name = base + off;
@@ -1092,7 +1106,7 @@ static int encode_row(cnt_csvin *r)
 {
 	r->enc.len = 0;
 	for (size_t c = 0; c < r->ncells; c++) {
-		const char *s = (const char *)r->cells.p + r->cell_off[c];
+		const char *s = buf_text(&r->cells) + r->cell_off[c];
 		size_t len = r->cell_len[c];
 		int quote = len > 0 && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t');
 
@@ -1149,7 +1163,7 @@ static void data_row(cnt_csvin *r)
 			r->ncells, r->ncols);
 	} else {
 		for (size_t c = 0; c < r->ncells; c++) {
-			const char *s = (const char *)r->cells.p + r->cell_off[c];
+			const char *s = buf_text(&r->cells) + r->cell_off[c];
 			size_t len = r->cell_len[c];
 			int f = r->colmap[c];
 
@@ -1174,7 +1188,7 @@ static void data_row(cnt_csvin *r)
 				ev.has_origin = 1;
 				break;
 			case F_ATTR_COLUMN: {
-				const char *key = (const char *)r->names.p + r->name_off[c] + 6;
+				const char *key = buf_text(&r->names) + r->name_off[c] + 6;
 				size_t klen = r->name_len[c] - 6;
 				if (!utf8_valid(key, klen) || !utf8_valid(s, len))
 					csv_bad(&pb, F_ATTRS, "attrs.%s: invalid UTF-8", snippet(sn, sizeof(sn), key, klen));
@@ -1282,6 +1296,29 @@ static int row_error(cnt_csvin *r, int eol)
 	return 0;
 }
 
+/* The current row, with the piece p[0..len) about to be added, is longer
+ * than CSV_MAX_ROW: reports it as MALFORMED with its first
+ * CSV_OVERLONG_KEEP bytes, restarts the parser and skips to the end of
+ * the line (eol: this piece ends it).  Returns r->stop. */
+static int overlong_row(cnt_csvin *r, const char *p, size_t len, int eol)
+{
+	if (r->raw.len < CSV_OVERLONG_KEEP) {
+		size_t more = CSV_OVERLONG_KEEP - r->raw.len;
+
+		if (cnt_buf_append(&r->raw, p, len < more ? len : more) != 0) {
+			csv_oom(r);
+			return r->stop;
+		}
+	}
+	if (r->raw.len > CSV_OVERLONG_KEEP)
+		r->raw.len = CSV_OVERLONG_KEEP;
+	report_unsplit(r, "row longer than %zu bytes", CSV_MAX_ROW);
+	csv_restart(r);
+	r->raw.len = 0;
+	r->skip_line = !eol;
+	return r->stop;
+}
+
 int cnt_csvin_feed(cnt_csvin *r, const void *data, size_t n, cnt_csvin_cb cb, void *ctx,
 	cnt_err *err)
 {
@@ -1320,7 +1357,7 @@ int cnt_csvin_feed(cnt_csvin *r, const void *data, size_t n, cnt_csvin_cb cb, vo
 			}
 		}
 		if (r->skip_line) {
-			if (r->raw.len < CSV_MAX_ROW && cnt_buf_append(&r->raw, s + pos, len) != 0) {
+			if (r->pending && r->raw.len < CSV_MAX_ROW && cnt_buf_append(&r->raw, s + pos, len) != 0) {
 				csv_oom(r);
 				return r->stop;
 			}
@@ -1334,6 +1371,15 @@ int cnt_csvin_feed(cnt_csvin *r, const void *data, size_t n, cnt_csvin_cb cb, vo
 		if (r->bol && r->csv.pstate == 0) {	/* libcsv's ROW_NOT_BEGUN */
 			r->row_line = r->line;
 			r->raw.len = 0;
+		}
+		if (r->raw.len + len - (size_t)eol > CSV_MAX_ROW) {
+			/* Too long, whether or not its end ever comes: rejected
+			 * now, with its first bytes, and skipped to the end of the
+			 * line.  (A line end that closes this piece is not counted,
+			 * so the verdict does not depend on how the input is split.) */
+			if (overlong_row(r, s + pos, len, eol) != 0)
+				return r->stop;
+			goto advance;
 		}
 		if (cnt_buf_append(&r->raw, s + pos, len) != 0) {
 			csv_oom(r);
@@ -1350,10 +1396,6 @@ int cnt_csvin_feed(cnt_csvin *r, const void *data, size_t n, cnt_csvin_cb cb, vo
 			snprintf(r->pending_msg, sizeof(r->pending_msg),
 				"bad quoting at line %llu column %zu: a quote inside an unquoted cell, or text after a closing quote",
 				(unsigned long long)r->line, r->col + done + 1);
-			if (row_error(r, eol) != 0)
-				return r->stop;
-		} else if (r->csv.pstate != 0 && r->raw.len > CSV_MAX_ROW) {
-			snprintf(r->pending_msg, sizeof(r->pending_msg), "row longer than %zu bytes", CSV_MAX_ROW);
 			if (row_error(r, eol) != 0)
 				return r->stop;
 		}

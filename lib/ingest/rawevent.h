@@ -35,7 +35,8 @@ typedef struct cnt_raw_event {
 typedef enum {
 	CNT_RAW_OK = 0,
 	CNT_RAW_MALFORMED,      /* not a JSON object / not a CSV row of the header's shape */
-	CNT_RAW_BAD_FIELD       /* well-formed, but a field is repeated or of the wrong type */
+	CNT_RAW_BAD_FIELD,      /* well-formed, but a field is repeated or of the wrong type */
+	CNT_RAW_NOMEM           /* out of memory: nothing can be said of the record */
 } cnt_raw_status;
 
 typedef struct cnt_raw_problem {
@@ -60,7 +61,7 @@ void cnt_jsonl_free(cnt_jsonl *p);
  * meaningful otherwise.  A line that is empty or only whitespace is
  * MALFORMED with the message "empty line" (the caller may skip such lines).
  * When a line is both malformed and has a bad field, MALFORMED wins.  Out of
- * memory is reported as MALFORMED "out of memory". */
+ * memory is CNT_RAW_NOMEM, "out of memory". */
 cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 	cnt_raw_event *ev, cnt_raw_problem *pb);
 
@@ -72,7 +73,9 @@ typedef struct cnt_csvin cnt_csvin;
  * which the row starts ('\n', "\r\n" or a lone '\r' end a line).
  * pb->status says whether ev is meaningful (CNT_RAW_OK) or why not.  raw/rawn is the row written
  * back as one CSV record (fields quoted where needed), or for a row that
- * could not be split into cells, its text as read (at most 1 MiB).  All
+ * could not be split into cells, its text as read (at most 1 MiB; of a
+ * row longer than 1 MiB, its first 256 bytes, reported as soon as the
+ * limit is passed, before its end is read).  All
  * pointers are valid only during the call.  Returning nonzero stops the
  * reader, and cnt_csvin_feed/_finish return that value. */
 typedef int (*cnt_csvin_cb)(void *ctx, uint64_t line, const cnt_raw_event *ev,

@@ -1095,7 +1095,8 @@ cnt_defs *cnt_defs_parse(const char *text, size_t n, const char *name, cnt_err *
 	cnt_defs *d = calloc(1, sizeof(*d));
 
 	if (d == NULL) {
-		cnt_err_set(err, "definitions '%s': out of memory", c.name);
+		cnt_err_nomem(err);
+		cnt_err_prefix(err, "definitions '%s'", c.name);
 		return NULL;
 	}
 	d->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
@@ -1125,7 +1126,8 @@ cnt_defs *cnt_defs_load(const char *path, cnt_err *err)
 	}
 	for (;;) {
 		if (cnt_buf_reserve(&b, 65536) != 0) {
-			cnt_err_set(err, "definitions '%s': out of memory", path);
+			cnt_err_nomem(err);
+			cnt_err_prefix(err, "definitions '%s'", path);
 			goto fail;
 		}
 		got = fread(b.p + b.len, 1, b.cap - b.len, f);

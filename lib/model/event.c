@@ -201,6 +201,11 @@ int cnt_event_decode(cnt_cur *c, cnt_event *e, cnt_attrs_buf *ab, const cnt_limi
 			what = "attrs map longer than the max_collection bound";
 			goto bad;
 		}
+		/* An entry takes at least two bytes (two empty strings): a
+		 * count the block cannot hold is refused before anything is
+		 * allocated for it. */
+		if ((uint64_t)n > (uint64_t)(c->end - c->p) / 2)
+			goto trunc;
 		if (grow_attrs(ab, na + (size_t)n) != 0)
 			return cnt_err_nomem(err);
 		for (int64_t i = 0; i < n; i++, na++) {
@@ -257,7 +262,7 @@ int cnt_event_skip(cnt_cur *c, const cnt_limits *lim)
 				return -1;
 			n = -n;
 		}
-		if ((uint64_t)n > lim->max_collection - total)
+		if ((uint64_t)n > lim->max_collection - total || (uint64_t)n > (uint64_t)(c->end - c->p) / 2)
 			return -1;
 		total += (size_t)n;
 		for (int64_t i = 0; i < n; i++)

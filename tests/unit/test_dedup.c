@@ -393,6 +393,51 @@ static void test_corrupt(void)
 	free(b);
 }
 
+/* From memory: every count checked against the size before anything is
+ * allocated for it; a NULL path is an empty state. */
+static void test_load_mem_bounds(void)
+{
+	uint8_t b[32 + 16 + 8];
+	cnt_dedup d;
+	cnt_err err;
+	uint64_t h;
+
+	memset(b, 0, sizeof(b));
+	memcpy(b, "CNTDDUP1", 8);
+	/* a count of 2^60 keys in a file of one slot, checksum right */
+	b[23] = 0x10;
+	h = XXH64(b, sizeof(b) - 8, 0);
+	for (int i = 0; i < 8; i++)
+		b[sizeof(b) - 8 + i] = (uint8_t)(h >> (8 * i));
+	CHECK_EQ_INT(cnt_dedup_load_mem(&d, b, sizeof(b), "huge", 0, &err), -1);
+	CHECK(strstr(err.msg, "corrupt") != NULL && strstr(err.msg, "huge") != NULL);
+	CHECK(d.slots == NULL);
+	/* the same with a count that wraps 32 + 16 n around to the size */
+	memset(b + 16, 0, 8);
+	b[23] = 0x10;
+	b[16] = 1;
+	CHECK_EQ_INT(cnt_dedup_load_mem(&d, b, sizeof(b), "wrap", 0, &err), -1);
+	/* one all-zero key: the mark of an empty slot, never written */
+	memset(b + 16, 0, 8);
+	b[16] = 1;
+	h = XXH64(b, sizeof(b) - 8, 0);
+	for (int i = 0; i < 8; i++)
+		b[sizeof(b) - 8 + i] = (uint8_t)(h >> (8 * i));
+	CHECK_EQ_INT(cnt_dedup_load_mem(&d, b, sizeof(b), "zero", 0, &err), -1);
+	CHECK(strstr(err.msg, "corrupt") != NULL);
+	/* fewer bytes than a magic */
+	CHECK_EQ_INT(cnt_dedup_load_mem(&d, b, 3, "short", 0, &err), -1);
+	CHECK(strstr(err.msg, "corrupt") != NULL);
+	/* no path: an empty state sized for the keys to come */
+	CHECK_EQ_INT(cnt_dedup_load(&d, NULL, 5000, 0, &err), 0);
+	CHECK_EQ_INT(d.count, 0);
+	CHECK(d.mask + 1 >= 5000 / 3 * 4);
+	cnt_dedup_release(&d);
+	/* an expected count no table can hold is refused, not looped on */
+	CHECK_EQ_INT(cnt_dedup_init(&d, SIZE_MAX), -1);
+	cnt_dedup_release(&d);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -409,6 +454,7 @@ int main(void)
 	RUN(test_save_load);
 	RUN(test_empty_and_missing);
 	RUN(test_corrupt);
+	RUN(test_load_mem_bounds);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -112,9 +112,39 @@ static void test_every_codec_reads_the_same_events(void)
 		cnt_buf_release(&ref[i].bytes);
 }
 
+/* A map count the rest of the block cannot hold is refused before any
+ * memory is taken for it (a 20-byte record claiming a million attrs once
+ * made the decoder allocate 32 MiB first). */
+static void test_attrs_count_bounded_by_bytes(void)
+{
+	cnt_event e;
+	cnt_buf b = CNT_BUF_INIT;
+	cnt_attrs_buf ab = {0};
+	cnt_limits lim = cnt_limits_default();
+	cnt_err err;
+	cnt_cur c;
+
+	memset(&e, 0, sizeof(e));
+	e.event_id.p = e.idempotency_key.p = e.tenant_id.p = e.counter_id.p = e.member_ref.p = "x";
+	e.event_id.n = e.idempotency_key.n = e.tenant_id.n = e.counter_id.n = e.member_ref.n = 1;
+	CHECK_EQ_INT(cnt_event_encode(&e, &b), 0);
+	b.len--;   /* the attrs' end marker, replaced by a count of 1000000 */
+	CHECK_EQ_INT(cnt_bin_write_long(&b, 1000000), 0);
+	c.p = b.p;
+	c.end = b.p + b.len;
+	CHECK_EQ_INT(cnt_event_decode(&c, &e, &ab, &lim, &err), -1);
+	CHECK(strstr(err.msg, "runs past the end") != NULL);
+	CHECK_EQ_INT(ab.cap, 0);
+	c.p = b.p;
+	CHECK_EQ_INT(cnt_event_skip(&c, &lim), -1);
+	cnt_attrs_buf_release(&ab);
+	cnt_buf_release(&b);
+}
+
 int main(void)
 {
 	RUN(test_fast_and_resolved_paths_agree);
+	RUN(test_attrs_count_bounded_by_bytes);
 	RUN(test_every_codec_reads_the_same_events);
 	return unit_report("test_event");
 }

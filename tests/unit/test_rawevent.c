@@ -659,6 +659,112 @@ static void test_csv_line_ends(void)
 	CHECK_EQ_STR(rs.r[2].item, "c");
 }
 
+/* Regression: a header of empty names (",") left the name buffer
+ * unallocated, and comparing two empty names passed NULL to memcmp
+ * (UBSan; `printf ',\n1,2\n' | cnt-ingest -f csv`). */
+static void test_csv_empty_header_names(void)
+{
+	struct rows rs = {0};
+	cnt_err err;
+
+	CHECK_EQ_INT(csv_read(",\n1,2\n", 0, &rs, &err), -1);
+	CHECK_EQ_STR(err.msg, "line 1: CSV header: column '' appears twice");
+	CHECK_EQ_INT(rs.n, 0);
+	/* one empty name is an ignored column; its rows still read */
+	memset(&rs, 0, sizeof(rs));
+	CHECK_EQ_INT(csv_read(",item\n1,2\n,\n", 0, &rs, &err), 0);
+	CHECK_EQ_INT(rs.n, 2);
+	CHECK_EQ_INT(rs.r[0].st, CNT_RAW_OK);
+	CHECK_EQ_STR(rs.r[0].item, "2");
+	CHECK_EQ_INT(rs.r[1].st, CNT_RAW_OK);
+	CHECK_EQ_INT(rs.r[1].has_item, 0);
+	CHECK_EQ_STR(rs.r[1].raw, ",");
+	/* empty names and an attrs column of an empty name */
+	memset(&rs, 0, sizeof(rs));
+	CHECK_EQ_INT(csv_read("attrs.,\n,\n", 1, &rs, &err), 0);
+	CHECK_EQ_INT(rs.n, 1);
+}
+
+/* Feeds a row of n bytes of 'x' after text, in chunks of chunk bytes,
+ * then tail; never a whole row at once. */
+static int csv_long(const char *head, size_t n, const char *tail, size_t chunk, struct rows *rs, cnt_err *err)
+{
+	cnt_csvin *r = cnt_csvin_new();
+	char *x = malloc(chunk);
+	int rc;
+
+	if (r == NULL || x == NULL)
+		return -2;
+	memset(x, 'x', chunk);
+	rc = cnt_csvin_feed(r, head, strlen(head), collect, rs, err);
+	for (size_t i = 0; i < n && rc == 0; i += chunk)
+		rc = cnt_csvin_feed(r, x, n - i < chunk ? n - i : chunk, collect, rs, err);
+	if (rc == 0)
+		rc = cnt_csvin_feed(r, tail, strlen(tail), collect, rs, err);
+	if (rc == 0)
+		rc = cnt_csvin_finish(r, collect, rs, err);
+	cnt_csvin_free(r);
+	free(x);
+	return rc;
+}
+
+static void test_csv_overlong_rows(void)
+{
+	static const size_t chunks[] = {1000, 65536, 100000, 3u << 20};
+	struct rows rs;
+	cnt_err err;
+
+	/* A row over 1 MiB is one MALFORMED row with its first 256 bytes,
+	 * the next rows read normally, however the input is split. */
+	for (size_t k = 0; k < sizeof(chunks) / sizeof(chunks[0]); k++) {
+		memset(&rs, 0, sizeof(rs));
+		CHECK_EQ_INT(csv_long("item,delta\na,1\n", 3u << 20, "\nb,2\n", chunks[k], &rs, &err), 0);
+		CHECK_EQ_INT(rs.n, 3);
+		CHECK_EQ_INT(rs.r[1].st, CNT_RAW_MALFORMED);
+		CHECK_EQ_INT(rs.r[1].line, 3);
+		CHECK_EQ_STR(rs.r[1].msg, "row longer than 1048576 bytes");
+		CHECK_EQ_INT(strlen(rs.r[1].raw), 255);   /* struct row keeps 255 */
+		CHECK_EQ_INT(rs.r[2].st, CNT_RAW_OK);
+		CHECK_EQ_INT(rs.r[2].line, 4);
+		CHECK_EQ_STR(rs.r[2].item, "b");
+	}
+	/* reported as soon as the limit is passed, long before the row's
+	 * end: a row that never ends is reported once, then skipped */
+	{
+		cnt_csvin *r = cnt_csvin_new();
+		char x[4096];
+		size_t fed = 0;
+
+		memset(&rs, 0, sizeof(rs));
+		memset(x, 'x', sizeof(x));
+		CHECK_EQ_INT(cnt_csvin_feed(r, "item\na\n", 7, collect, &rs, &err), 0);
+		while (rs.n < 2 && fed < (8u << 20)) {
+			CHECK_EQ_INT(cnt_csvin_feed(r, x, sizeof(x), collect, &rs, &err), 0);
+			fed += sizeof(x);
+		}
+		CHECK_EQ_INT(rs.n, 2);
+		CHECK_EQ_INT(fed, (1u << 20) + 4096);
+		CHECK_EQ_STR(rs.r[1].msg, "row longer than 1048576 bytes");
+		for (int i = 0; i < 1000; i++)
+			CHECK_EQ_INT(cnt_csvin_feed(r, x, sizeof(x), collect, &rs, &err), 0);
+		CHECK_EQ_INT(rs.n, 2);
+		cnt_csvin_free(r);
+	}
+	/* exactly 1 MiB is not too long */
+	memset(&rs, 0, sizeof(rs));
+	CHECK_EQ_INT(csv_long("item\n", 1u << 20, "\n", 65536, &rs, &err), 0);
+	CHECK_EQ_INT(rs.n, 1);
+	CHECK_EQ_INT(rs.r[0].st, CNT_RAW_OK);
+	memset(&rs, 0, sizeof(rs));
+	CHECK_EQ_INT(csv_long("item\n", (1u << 20) + 1, "\n", 1u << 20, &rs, &err), 0);
+	CHECK_EQ_INT(rs.n, 1);
+	CHECK_EQ_INT(rs.r[0].st, CNT_RAW_MALFORMED);
+	/* an overlong header stops the input at once */
+	memset(&rs, 0, sizeof(rs));
+	CHECK_EQ_INT(csv_long("", 2u << 20, "\n", 65536, &rs, &err), -1);
+	CHECK_EQ_STR(err.msg, "line 1: CSV header: row longer than 1048576 bytes");
+}
+
 int main(void)
 {
 	jp = cnt_jsonl_new();
@@ -683,6 +789,8 @@ int main(void)
 	RUN(test_csv_stop);
 	RUN(test_csv_attrs);
 	RUN(test_csv_line_ends);
+	RUN(test_csv_empty_header_names);
+	RUN(test_csv_overlong_rows);
 	cnt_jsonl_free(jp);
 	return unit_report("test_rawevent");
 }

@@ -27,7 +27,7 @@ ev() {
 ingest() {
 	local st=$BATS_TEST_TMPDIR/ingest-stats.json
 	cnt-ingest -d "${3:-$DEFS}" --now "$1" --max-past 400d -o "$2" --stats "$st" - &&
-		jq -e '.rejected == 0 and .duplicate == 0' "$st" >/dev/null
+		jq -e '.rejected == 0 and .duplicates == 0' "$st" >/dev/null
 }
 
 # one [jq options] FILTER [FILE...]: the input holds exactly one JSON value
@@ -61,4 +61,31 @@ state_keys() {
 windowed() {
 	cnt-cat "$1" | jq -c '{k: .event.idempotency_key, start: .bucket_start, end: .bucket_end,
 		late: .late, shard: .shard, it: .event.ingest_time, et: .event.event_time}'
+}
+
+# weird_ids DEFS_OUT EVENTS_OUT: definitions declaring a tenant and a
+# counter whose ids hold a quote and a backslash (cnt-definitions(5) allows
+# them), and an events file (null codec) with one event of them, one of
+# utc/dist, and one whose tenant id holds the control characters \x01 and
+# \x1b (undeclared: rejected downstream).  Definitions refuse control
+# characters, so that id is patched into the file: a tenant "ctlAB" of the
+# same length is declared for cnt-ingest and its bytes replaced.
+weird_ids() {
+	jq '.tenants += [{tenant_id: "q\"t\\x", timezone: "UTC"}, {tenant_id: "ctlAB", timezone: "UTC"}]
+		| .counters += [{tenant_id: "q\"t\\x", counter_id: "c\"1\\", versions: [{version: 1, type: "exact"}]},
+		                {tenant_id: "ctlAB", counter_id: "dist", versions: [{version: 1, type: "exact"}]}]' \
+		"$DEFS" >"$1"
+	{
+		printf '%s\n' '{"idempotency_key":"w1","tenant_id":"q\"t\\x","counter_id":"c\"1\\","member_ref":"m","delta":1,"event_time":"2026-03-01T10:00:00Z"}'
+		ev w2 dist m1 1
+		ev w3 dist m1 1 '' "$T0" ctlAB
+	} | cnt-ingest -d "$1" --now "$T0" --max-past 400d -c null -o "$2.tmp" - &&
+		"$PY" -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b.count(b"ctlAB") == 1
+open(sys.argv[2], "wb").write(b.replace(b"ctlAB", b"ctl\x01\x1b"))' "$2.tmp" "$2" && rm -f "$2.tmp"
+}
+
+# many_events N OUT: N events of utc/dist (keys k1..kN), null codec.
+many_events() {
+	seq "$1" | awk -v t="$T0" '{printf "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"utc\",\"counter_id\":\"dist\",\"member_ref\":\"m%d\",\"delta\":1,\"event_time\":\"%s\"}\n", $1, $1 % 7, t}' |
+		cnt-ingest -d "$DEFS" --now "$T0" --max-past 400d -c null -o "$2" -
 }

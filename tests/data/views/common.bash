@@ -14,7 +14,7 @@ INGEST_NOW_MS=1772366400000
 buckets() {
 	local st=$BATS_TEST_TMPDIR/ingest-stats.$$.json
 	cnt-ingest -d "$DEFS" --now "${3:-$INGEST_NOW}" --max-past 400d -o "$2.events" --stats "$st" "$1" &&
-		jq -e '.rejected == 0 and .duplicate == 0' "$st" >/dev/null &&
+		jq -e '.rejected == 0 and .duplicates == 0' "$st" >/dev/null &&
 		cnt-dedup -d "$DEFS" "$2.events" | cnt-window -d "$DEFS" --shards "${4:-1}" | cnt-accumulate -o "$2"
 }
 

@@ -1,0 +1,102 @@
+/*
+ * window.h - the window stage (cnt-window(1)): which bucket an event is
+ * counted in, whether it arrived late, and which shard of its key it is
+ * counted in.
+ *
+ * Bucket.  One local hour of the tenant's timezone, cut where the zone's
+ * UTC offset changes (time/tz.h states the rule exactly): the bucket of an
+ * instant is the set of instants in the same constant-offset interval and
+ * the same local hour, named by its UTC start; its end is the next
+ * bucket's start.  Attribution is in milliseconds and half-open: an event
+ * exactly at a bucket's end belongs to the next bucket.
+ *
+ * Late.  An event is late when
+ *	ingest_time > bucket_end + lateness_horizon_s * 1000
+ * with the horizon of the event's counter version: one ingested exactly at
+ * the horizon is on time, one millisecond later it is late.  Only the
+ * times stored in the event are used, never the wall clock, so the same
+ * input always gives the same output.  Late events are kept and marked.
+ *
+ * Shard.  With shards > 1, XXH3-64 of the event_id modulo shards, so a
+ * hot key's events spread evenly and a retry lands where the original
+ * did; with 1 shard every event is in shard 0.
+ *
+ * Per counter the module keeps what cnt-window --stats reports: events,
+ * late events, the largest ingest lag and how often (and how far) a
+ * client clock ran ahead of the server's.
+ */
+#ifndef CNT_COUNT_WINDOW_H
+#define CNT_COUNT_WINDOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "avro/container.h"
+#include "count/stage.h"
+#include "model/defs.h"
+#include "model/windowed.h"
+
+#define CNT_WINDOW_MAX_SHARDS 65536
+
+/* What one counter saw (definitions order). */
+typedef struct cnt_window_counter {
+	uint64_t in;              /* events windowed (rejects not included) */
+	uint64_t late;
+	int64_t max_lag_ms;       /* largest ingest_time - event_time, 0 when none lags */
+	uint64_t clock_ahead;     /* events whose event_time is after their ingest_time */
+	int64_t max_clock_ahead_ms;
+} cnt_window_counter;
+
+typedef struct cnt_window_totals {
+	uint64_t in, out, late, rejected;
+	uint64_t unknown_tenant, unknown_counter;   /* rejected, by reason */
+} cnt_window_totals;
+
+typedef struct cnt_window cnt_window;
+
+/* A window stage over defs (defs_name names the file in reject messages)
+ * with 1 to CNT_WINDOW_MAX_SHARDS shards, writing to out (NULL when only
+ * cnt_window_attribute is used).  defs and out must outlive it and are
+ * not owned.  Timezones are loaded when first needed.  NULL with err set
+ * (out of memory, or shards out of range). */
+cnt_window *cnt_window_new(const cnt_defs *defs, const char *defs_name, uint32_t shards, cnt_writer *out,
+	cnt_err *err);
+void cnt_window_free(cnt_window *w);
+
+/* Attributes e: sets out's bucket_start, bucket_end, late and shard, and
+ * out->ev = *e.  Counts nothing and writes nothing.  Returns 0; 1 when e
+ * names no declared counter version (*rej says why); -1 with err set when
+ * the tenant's timezone cannot be loaded or memory runs out. */
+int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
+	cnt_count_reject *rej, cnt_err *err);
+
+/* The stage for one event: attributes it, counts it, and appends the
+ * cnt.WindowedEvent to the writer.  raw/rawn are e's Avro bytes when the
+ * reader has them (cnt_event_in_raw: copied as they are), else raw is
+ * NULL and e is encoded.  Returns 0 (written), 1 (rejected: counted, *rej
+ * says why, nothing written) or -1 with err set (a timezone, memory, a
+ * write). */
+int cnt_window_event(cnt_window *w, const cnt_event *e, const uint8_t *raw, size_t rawn,
+	cnt_count_reject *rej, cnt_err *err);
+/* cnt_window_event with w as a void pointer, for cnt_count_input(). */
+int cnt_window_stage(void *w, const cnt_event *e, const uint8_t *raw, size_t rawn,
+	cnt_count_reject *rej, cnt_err *err);
+
+/* Ends the stage: checks that every event was written or rejected
+ * (in = out + rejected; an internal error otherwise) and finishes the
+ * writer (cnt_writer_finish).  0 or -1 with err set. */
+int cnt_window_finish(cnt_window *w, cnt_err *err);
+
+/* Counts so far; the counter of definitions index i (i < the number of
+ * counters). */
+const cnt_window_totals *cnt_window_get_totals(const cnt_window *w);
+const cnt_window_counter *cnt_window_get_counter(const cnt_window *w, size_t i);
+
+/* The lateness rule: 1 when ingest_ms is after bucket_end_ms plus
+ * horizon_s seconds (no overflow for any values). */
+int cnt_window_is_late(int64_t ingest_ms, int64_t bucket_end_ms, int64_t horizon_s);
+
+/* The shard of an event_id of n bytes among shards (>= 1). */
+int32_t cnt_window_shard(const void *event_id, size_t n, uint32_t shards);
+
+#endif

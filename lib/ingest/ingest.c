@@ -1,0 +1,413 @@
+/*
+ * ingest.c - one admission run (see ingest.h).
+ */
+#include "ingest/ingest.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avro/json.h"
+#include "avro/records.h"
+#include "avro/schema.h"
+#include "ingest/rawevent.h"
+#include "ingest/report.h"
+#include "model/event.h"
+
+extern const char cnt_schema_raw_event[];
+
+#define BATCH 16
+
+/* A record's tag in the duplicate table: its input's index and position,
+ * so a duplicate can name the first copy. */
+#define POS_BITS 44
+#define POS_MASK ((UINT64_C(1) << POS_BITS) - 1)
+
+struct cnt_ingest {
+	cnt_ingest_cfg cfg;
+	cnt_admit *adm;
+	cnt_writer *w;
+	cnt_avro_schema *raw_schema;
+	cnt_report rej, dup;
+	cnt_ingest_input *inputs;
+	size_t ninputs, icap;
+	uint64_t blank;
+	cnt_event ev;
+	cnt_err *err;                /* the current call's */
+	int cb_failed;               /* a CSV callback set err */
+	cnt_buf text;                /* an Avro record as JSON */
+	/* a batch of JSON lines */
+	cnt_jsonl *jp[BATCH];
+	cnt_line lines[BATCH];
+	cnt_raw_event raw[BATCH];
+	cnt_raw_problem pb[BATCH];
+	cnt_fp fp[BATCH];
+};
+
+cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
+{
+	cnt_ingest *g = calloc(1, sizeof(*g));
+
+	if (g == NULL) {
+		cnt_err_nomem(err);
+		return NULL;
+	}
+	g->cfg = *cfg;
+	cnt_report_init(&g->rej, cfg->rej_fd, cfg->rej_name, cfg->note, 0);
+	cnt_report_init(&g->dup, cfg->dup_fd, cfg->dup_name, NULL, 0);
+	for (int i = 0; i < BATCH; i++)
+		if ((g->jp[i] = cnt_jsonl_new()) == NULL)
+			goto oom;
+	g->adm = cnt_admit_new(&cfg->admit, err);
+	if (g->adm == NULL)
+		goto fail;
+	g->raw_schema = cnt_avro_schema_parse(cnt_schema_raw_event, strlen(cnt_schema_raw_event), err);
+	if (g->raw_schema == NULL)
+		goto fail;
+	g->w = cnt_event_writer_new(cfg->out_fd, cfg->out_name, cfg->codec, cfg->level, err);
+	if (g->w == NULL)
+		goto fail;
+	return g;
+oom:
+	cnt_err_nomem(err);
+fail:
+	cnt_ingest_free(g);
+	return NULL;
+}
+
+void cnt_ingest_free(cnt_ingest *g)
+{
+	if (g == NULL)
+		return;
+	for (int i = 0; i < BATCH; i++)
+		cnt_jsonl_free(g->jp[i]);
+	cnt_writer_free(g->w);
+	cnt_avro_schema_free(g->raw_schema);
+	cnt_admit_free(g->adm);
+	cnt_report_release(&g->rej);
+	cnt_report_release(&g->dup);
+	cnt_buf_release(&g->text);
+	free(g->inputs);
+	free(g);
+}
+
+/* ---- judging and routing one record --------------------------------------- */
+
+static cnt_ingest_input *cur(cnt_ingest *g)
+{
+	return &g->inputs[g->ninputs - 1];
+}
+
+static void position(const cnt_ingest *g, size_t input, uint64_t n, cnt_report_pos *p)
+{
+	p->input = g->inputs[input].name;
+	p->record = g->inputs[input].format == CNT_INPUT_AVRO;
+	p->n = n;
+}
+
+/* What the record was, for the streams: its text, or (raw_is_json) an
+ * Avro record as JSON. */
+typedef struct rec_text {
+	const char *p;
+	size_t n;
+	int is_json;
+} rec_text;
+
+static int route(cnt_ingest *g, cnt_report *r, cnt_report_item *it, uint64_t pos, const rec_text *t)
+{
+	position(g, g->ninputs - 1, pos, &it->at);
+	it->raw = t->p;
+	it->rawn = t->n;
+	it->raw_is_json = t->is_json;
+	return cnt_report_add(r, it, g->err);
+}
+
+/* A record that could not be read as an event (malformed, a bad field,
+ * an overlong line). */
+static int reject_unread(cnt_ingest *g, uint64_t pos, const cnt_raw_problem *pb, const rec_text *t)
+{
+	cnt_reject_reason r = pb->status == CNT_RAW_MALFORMED ? CNT_REJ_MALFORMED : CNT_REJ_BAD_FIELD;
+	cnt_report_item it = {0};
+
+	cur(g)->records++;
+	if (pb->status == CNT_RAW_NOMEM)
+		return cnt_err_nomem(g->err);
+	cnt_admit_count_reject(g->adm, r);
+	it.reason = cnt_reject_name(r);
+	it.field = pb->field;
+	it.msg = pb->msg;
+	return route(g, &g->rej, &it, pos, t);
+}
+
+/* Judges a parsed event (fp: its prefetched fingerprint, or NULL) and
+ * sends it where it belongs. */
+static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cnt_fp *fp,
+	const rec_text *t)
+{
+	size_t input = g->ninputs - 1;
+	uint64_t tag = ((uint64_t)input << POS_BITS) | (pos & POS_MASK);
+	cnt_report_item it = {0};
+	cnt_verdict v;
+	int rc;
+
+	cur(g)->records++;
+	rc = fp ? cnt_admit_event_fp(g->adm, raw, *fp, tag, &g->ev, &v) :
+		cnt_admit_event(g->adm, raw, tag, &g->ev, &v);
+	if (rc < 0)
+		return cnt_err_nomem(g->err);
+	if (rc == CNT_ADMIT_ACCEPT) {
+		if (cnt_event_encode(&g->ev, cnt_writer_buf(g->w)) != 0)
+			return cnt_err_nomem(g->err);
+		return cnt_writer_commit(g->w, g->err);
+	}
+	it.msg = v.msg;
+	if (rc == CNT_ADMIT_REJECT) {
+		it.reason = cnt_reject_name(v.reason);
+		it.field = v.field;
+		it.has_retry = v.reason == CNT_REJ_QUOTA;
+		it.retry_after_ms = v.retry_after_ms;
+		return route(g, &g->rej, &it, pos, t);
+	}
+	it.reason = "duplicate";
+	it.has_first = 1;
+	position(g, (size_t)(v.first >> POS_BITS), v.first & POS_MASK, &it.first);
+	return route(g, &g->dup, &it, pos, t);
+}
+
+static void progress(cnt_ingest *g, uint64_t n)
+{
+	if (g->cfg.progress && n)
+		g->cfg.progress(n);
+}
+
+/* ---- JSON lines -------------------------------------------------------------- */
+
+static int blank(const cnt_line *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		if (l->p[k] != ' ' && l->p[k] != '\t' && l->p[k] != '\r')
+			return 0;
+	return !l->overlong;
+}
+
+static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
+{
+	cnt_lines *lines = cnt_lines_new(fd, name, CNT_INGEST_LINE_MAX, pre, pren);
+	cnt_raw_problem overlong = {CNT_RAW_MALFORMED, NULL, ""};
+	long k = 0;
+	int rc = 0;
+
+	if (lines == NULL)
+		return cnt_err_nomem(g->err);
+	snprintf(overlong.msg, sizeof(overlong.msg), "line longer than %zu bytes", CNT_INGEST_LINE_MAX);
+	while (rc == 0 && (k = cnt_lines_read(lines, g->lines, BATCH, g->err)) > 0) {
+		uint64_t records = 0;
+
+		/* Parse the batch and start every duplicate-table access ... */
+		for (long i = 0; i < k; i++) {
+			const cnt_line *l = &g->lines[i];
+
+			if (blank(l) || l->overlong)
+				continue;
+			if (cnt_jsonl_parse(g->jp[i], l->p, l->n, &g->raw[i], &g->pb[i]) == CNT_RAW_OK)
+				g->fp[i] = cnt_admit_prefetch(g->adm, &g->raw[i]);
+		}
+		/* ... then judge it in order. */
+		for (long i = 0; i < k && rc == 0; i++) {
+			const cnt_line *l = &g->lines[i];
+			rec_text t = {l->p, l->n, 0};
+
+			if (blank(l)) {
+				g->blank++;
+				continue;
+			}
+			records++;
+			if (l->overlong)
+				rc = reject_unread(g, l->no, &overlong, &t);
+			else if (g->pb[i].status != CNT_RAW_OK)
+				rc = reject_unread(g, l->no, &g->pb[i], &t);
+			else
+				rc = judge(g, l->no, &g->raw[i], &g->fp[i], &t);
+		}
+		progress(g, records);
+	}
+	cnt_lines_free(lines);
+	return rc == 0 && k < 0 ? -1 : rc;
+}
+
+/* ---- CSV ------------------------------------------------------------------------ */
+
+static int csv_row(void *ctx, uint64_t line, const cnt_raw_event *ev, const cnt_raw_problem *pb,
+	const char *raw, size_t rawn)
+{
+	cnt_ingest *g = ctx;
+	rec_text t = {raw, rawn, 0};
+	int rc = pb->status == CNT_RAW_OK ? judge(g, line, ev, NULL, &t) : reject_unread(g, line, pb, &t);
+
+	progress(g, 1);
+	if (rc != 0)
+		g->cb_failed = 1;
+	return rc;
+}
+
+static int read_csv(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
+{
+	static char chunk[1u << 16];
+	cnt_csvin *r = cnt_csvin_new();
+	long got;
+	int rc;
+
+	if (r == NULL)
+		return cnt_err_nomem(g->err);
+	g->cb_failed = 0;
+	rc = cnt_csvin_feed(r, pre, pren, csv_row, g, g->err);
+	while (rc == 0 && (got = cnt_input_read(fd, name, chunk, sizeof(chunk), g->err)) != 0) {
+		if (got < 0) {
+			cnt_csvin_free(r);
+			return -1;
+		}
+		rc = cnt_csvin_feed(r, chunk, (size_t)got, csv_row, g, g->err);
+	}
+	if (rc == 0)
+		rc = cnt_csvin_finish(r, csv_row, g, g->err);
+	cnt_csvin_free(r);
+	if (rc != 0 && !g->cb_failed)
+		cnt_err_prefix(g->err, "'%s'", name);   /* the reader's own: a header, memory */
+	return rc ? -1 : 0;
+}
+
+/* ---- Avro ------------------------------------------------------------------------ */
+
+static int read_avro(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
+{
+	cnt_records *in = cnt_records_open_prefixed(fd, name, pre, pren, g->raw_schema, NULL, g->err);
+	cnt_slice *keys = NULL, *vals = NULL;
+	size_t cap = 0;
+	cnt_raw_event ev;
+	cnt_val v;
+	int rc = 0, got;
+
+	if (in == NULL)
+		return -1;
+	while (rc == 0 && (got = cnt_records_next(in, &v, g->err)) != 0) {
+		uint32_t na;
+		rec_text t;
+
+		if (got < 0) {
+			rc = -1;
+			break;
+		}
+		na = v.u.v[10].n;
+		if (na > cap) {
+			cnt_slice *k = realloc(keys, (size_t)na * 2 * sizeof(*k)), *s;
+
+			if (k != NULL)
+				keys = k;
+			s = k ? realloc(vals, (size_t)na * 2 * sizeof(*s)) : NULL;
+			if (s == NULL) {
+				rc = cnt_err_nomem(g->err);
+				break;
+			}
+			vals = s;
+			cap = (size_t)na * 2;
+		}
+		cnt_raw_from_val(&v, &ev, keys, vals);
+		g->text.len = 0;
+		if (cnt_json_value(&g->text, &v, g->raw_schema->root, 0) != 0) {
+			rc = cnt_err_nomem(g->err);
+			break;
+		}
+		t.p = (const char *)g->text.p;
+		t.n = g->text.len;
+		t.is_json = 1;
+		rc = judge(g, cnt_records_record_no(in), &ev, NULL, &t);
+		progress(g, 1);
+	}
+	free(keys);
+	free(vals);
+	cnt_records_free(in);
+	return rc;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err)
+{
+	uint8_t pre[64];
+	size_t pren = 0;
+	cnt_input_format f = g->cfg.format;
+	cnt_ingest_input *in;
+
+	g->err = err;
+	if (g->ninputs == g->icap) {
+		size_t cap = g->icap ? 2 * g->icap : 8;
+		cnt_ingest_input *p = realloc(g->inputs, cap * sizeof(*p));
+
+		if (p == NULL)
+			return cnt_err_nomem(err);
+		g->inputs = p;
+		g->icap = cap;
+	}
+	if (f == CNT_INPUT_AUTO)
+		f = cnt_input_format_of_name(name);
+	if (f == CNT_INPUT_AUTO) {
+		/* Enough of the first bytes to tell; a pipe may give fewer. */
+		while (pren < 4) {
+			long got = cnt_input_read(fd, name, pre + pren, sizeof(pre) - pren, err);
+
+			if (got < 0)
+				return -1;
+			if (got == 0)
+				break;
+			pren += (size_t)got;
+		}
+		f = cnt_input_sniff(pre, pren);
+	}
+	in = &g->inputs[g->ninputs++];
+	in->name = name;
+	in->format = f;
+	in->records = 0;
+	if (f == CNT_INPUT_JSON)
+		return read_json(g, fd, name, pre, pren);
+	if (f == CNT_INPUT_CSV)
+		return read_csv(g, fd, name, pre, pren);
+	return read_avro(g, fd, name, pre, pren);
+}
+
+int cnt_ingest_finish(cnt_ingest *g, cnt_err *err)
+{
+	const cnt_admit_stats *st = cnt_admit_get_stats(g->adm);
+
+	if (cnt_writer_finish(g->w, err) != 0 || cnt_report_finish(&g->rej, st->by_reason, err) != 0 ||
+	    cnt_report_finish(&g->dup, st->by_reason, err) != 0)
+		return -1;
+	if (st->in != st->accepted + st->rejected + st->duplicate)
+		return cnt_err_set(err, "internal: records do not balance: in %" PRIu64 " != out %" PRIu64
+			" + rejected %" PRIu64 " + duplicates %" PRIu64, st->in, st->accepted, st->rejected,
+			st->duplicate);
+	return 0;
+}
+
+const cnt_admit_stats *cnt_ingest_stats(const cnt_ingest *g)
+{
+	return cnt_admit_get_stats(g->adm);
+}
+
+uint64_t cnt_ingest_blank_lines(const cnt_ingest *g)
+{
+	return g->blank;
+}
+
+const cnt_ingest_input *cnt_ingest_inputs(const cnt_ingest *g, size_t *n)
+{
+	*n = g->ninputs;
+	return g->inputs;
+}
+
+int cnt_ingest_each_counter(const cnt_ingest *g,
+	void (*fn)(void *ctx, const char *tenant, const char *counter, uint64_t accepted, uint64_t dups),
+	void *ctx, cnt_err *err)
+{
+	return cnt_admit_each_counter(g->adm, fn, ctx) != 0 ? cnt_err_nomem(err) : 0;
+}

@@ -1,0 +1,84 @@
+/*
+ * ingest.h - one admission run (cnt-ingest(1)): inputs in any of the three
+ * formats in, accepted events to the log, every other record to the
+ * reject or duplicate destination, and the counts that prove nothing was
+ * lost (in = accepted + rejected + duplicates).
+ *
+ * The run reads each input to its end in turn: its format is told by
+ * input.h, its records are framed (lines, CSV rows, Avro records), parsed
+ * (rawevent.h), judged (admit.h) and routed (report.h).  JSON lines are
+ * judged in batches of 16: every line of a batch is parsed and its slot in
+ * the duplicate table prefetched before any is judged, so the table's
+ * cache misses overlap instead of queueing.
+ *
+ * Bad records never stop a run; what stops it is an input that cannot be
+ * read as its format at all (a CSV header, an Avro container), a failed
+ * read or write, or memory.
+ */
+#ifndef CNT_INGEST_H
+#define CNT_INGEST_H
+
+#include <stdint.h>
+
+#include "avro/codec.h"
+#include "ingest/admit.h"
+#include "ingest/input.h"
+
+/* The longest JSON line or CSV row read as a record; longer ones are
+ * rejected as malformed, with their first CNT_LINE_KEEP bytes. */
+#define CNT_INGEST_LINE_MAX ((size_t)1 << 20)
+
+typedef struct cnt_ingest_cfg {
+	cnt_admit_cfg admit;         /* definitions, ingest time, limits, live */
+	cnt_input_format format;     /* every input's, or CNT_INPUT_AUTO: each its own */
+	int out_fd;                  /* the event log (not closed by the run) */
+	const char *out_name;
+	cnt_codec_id codec;
+	int level;                   /* -1: the codec's default */
+	int rej_fd;                  /* reject stream, or -1: messages through note */
+	const char *rej_name;
+	int dup_fd;                  /* duplicate stream, or -1: counted only */
+	const char *dup_name;
+	/* A reject message, or a line summing them up (report.h); NULL: none. */
+	void (*note)(const char *msg);
+	/* n more records read (for a progress display); NULL: none. */
+	void (*progress)(uint64_t n);
+} cnt_ingest_cfg;
+
+/* What the run has read of one input. */
+typedef struct cnt_ingest_input {
+	const char *name;
+	cnt_input_format format;
+	uint64_t records;
+} cnt_ingest_input;
+
+typedef struct cnt_ingest cnt_ingest;
+
+/* Starts a run.  cfg's definitions must outlive it.  Returns NULL with
+ * err set (out of memory, a bad --level for the codec). */
+cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err);
+void cnt_ingest_free(cnt_ingest *g);
+
+/* Reads the input fd (not closed here), named name (kept, not copied), to
+ * its end.  Returns 0, or -1 with err set, after which only _free is
+ * allowed. */
+int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err);
+
+/* Ends the run: the log's last block and the streams are written, the
+ * summary of rejects not shown is given, and the counts are checked to
+ * balance.  Returns 0, or -1 with err set. */
+int cnt_ingest_finish(cnt_ingest *g, cnt_err *err);
+
+/* The counts so far. */
+const cnt_admit_stats *cnt_ingest_stats(const cnt_ingest *g);
+/* Blank lines skipped in JSON-lines inputs (not records). */
+uint64_t cnt_ingest_blank_lines(const cnt_ingest *g);
+/* The inputs read so far, in order; *n gets their number. */
+const cnt_ingest_input *cnt_ingest_inputs(const cnt_ingest *g, size_t *n);
+/* Calls fn for every declared counter, as cnt_admit_each_counter():
+ * 0, or -1 with err set (out of memory). */
+int cnt_ingest_each_counter(const cnt_ingest *g,
+	void (*fn)(void *ctx, const char *tenant, const char *counter, uint64_t accepted, uint64_t dups),
+	void *ctx, cnt_err *err);
+
+#endif

@@ -1,0 +1,191 @@
+/*
+ * input.c - input formats and line framing (see input.h).
+ */
+#include "ingest/input.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const format_names[] = {"auto", "json", "csv", "avro"};
+
+const char *cnt_input_format_name(cnt_input_format f)
+{
+	return (unsigned)f < sizeof(format_names) / sizeof(format_names[0]) ? format_names[f] : "?";
+}
+
+int cnt_input_format_parse(const char *s)
+{
+	for (int f = CNT_INPUT_JSON; f <= CNT_INPUT_AVRO; f++)
+		if (strcmp(s, format_names[f]) == 0)
+			return f;
+	return -1;
+}
+
+cnt_input_format cnt_input_format_of_name(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (dot == NULL || strchr(dot, '/') != NULL)
+		return CNT_INPUT_AUTO;
+	if (strcmp(dot, ".jsonl") == 0 || strcmp(dot, ".ndjson") == 0 || strcmp(dot, ".json") == 0)
+		return CNT_INPUT_JSON;
+	if (strcmp(dot, ".csv") == 0)
+		return CNT_INPUT_CSV;
+	if (strcmp(dot, ".avro") == 0)
+		return CNT_INPUT_AVRO;
+	return CNT_INPUT_AUTO;
+}
+
+cnt_input_format cnt_input_sniff(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t k = 0;
+
+	if (n >= 4 && memcmp(s, "Obj\x01", 4) == 0)
+		return CNT_INPUT_AVRO;
+	while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\r' || s[k] == '\n'))
+		k++;
+	return k == n || s[k] == '{' ? CNT_INPUT_JSON : CNT_INPUT_CSV;
+}
+
+long cnt_input_read(int fd, const char *name, void *p, size_t n, cnt_err *err)
+{
+	for (;;) {
+		ssize_t got = read(fd, p, n);
+
+		if (got >= 0)
+			return (long)got;
+		if (errno != EINTR) {
+			cnt_err_set(err, "cannot read '%s': %s", name, strerror(errno));
+			return -1;
+		}
+	}
+}
+
+size_t cnt_input_expected_events(char *const *names, int n)
+{
+	size_t events = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct stat sb;
+
+		if (stat(names[i], &sb) == 0 && S_ISREG(sb.st_mode))
+			events += (size_t)sb.st_size / 200;
+	}
+	return events;
+}
+
+/* ---- lines ---------------------------------------------------------------- */
+
+struct cnt_lines {
+	int fd;
+	const char *name;
+	size_t max;         /* longest line that is not overlong */
+	char *buf;
+	size_t cap;         /* more than max, so a line that fits is always held whole */
+	size_t start, len;  /* unread bytes are buf[start..len) */
+	uint64_t no;        /* lines handed out */
+	int eof;
+	int skipping;       /* inside an overlong line: discard up to its '\n' */
+};
+
+cnt_lines *cnt_lines_new(int fd, const char *name, size_t max, const void *prefix, size_t n)
+{
+	cnt_lines *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return NULL;
+	l->fd = fd;
+	l->name = name;
+	l->max = max;
+	/* Reads of up to 3 * max at a time: few system calls, and a line of
+	 * max bytes always fits beside them. */
+	l->cap = 4 * max < 65536 ? 65536 : 4 * max;
+	l->buf = malloc(l->cap);
+	if (l->buf == NULL || n > max) {
+		free(l->buf);
+		free(l);
+		return NULL;
+	}
+	memcpy(l->buf, prefix, n);
+	l->len = n;
+	return l;
+}
+
+void cnt_lines_free(cnt_lines *l)
+{
+	if (l == NULL)
+		return;
+	free(l->buf);
+	free(l);
+}
+
+/* Takes the lines already in the buffer, up to max of them. */
+static size_t take(cnt_lines *l, cnt_line *lines, size_t max)
+{
+	size_t k = 0;
+
+	while (k < max) {
+		char *s = l->buf + l->start, *nl;
+		size_t avail = l->len - l->start, n;
+
+		nl = avail ? memchr(s, '\n', avail) : NULL;
+		if (l->skipping) {
+			if (nl == NULL) {
+				l->start = l->len;
+				break;
+			}
+			l->skipping = 0;
+			l->start += (size_t)(nl - s) + 1;
+			continue;
+		}
+		if (nl != NULL) {
+			n = (size_t)(nl - s);
+			l->start += n + 1;
+		} else if (avail > l->max) {
+			/* No end in sight and already too long: say so now, and
+			 * skip the rest as it comes. */
+			n = avail;
+			l->start = l->len;
+			l->skipping = 1;
+		} else if (l->eof && avail > 0) {
+			n = avail;
+			l->start = l->len;
+		} else {
+			break;
+		}
+		lines[k].p = s;
+		lines[k].no = ++l->no;
+		lines[k].overlong = n > l->max;
+		lines[k].n = lines[k].overlong && n > CNT_LINE_KEEP ? CNT_LINE_KEEP : n;
+		k++;
+	}
+	return k;
+}
+
+long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err)
+{
+	for (;;) {
+		size_t k = take(l, lines, max);
+		long got;
+
+		if (k > 0)
+			return (long)k;
+		if (l->eof)
+			return 0;
+		/* Nothing complete is left: keep the partial line (at most
+		 * max bytes, or take() would have handed it out) and read. */
+		memmove(l->buf, l->buf + l->start, l->len - l->start);
+		l->len -= l->start;
+		l->start = 0;
+		got = cnt_input_read(l->fd, l->name, l->buf + l->len, l->cap - l->len, err);
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			l->eof = 1;
+		l->len += (size_t)got;
+	}
+}

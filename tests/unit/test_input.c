@@ -1,0 +1,280 @@
+/*
+ * test_input.c - input formats and line framing (lib/ingest/input.h).
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ingest/input.h"
+#include "unit.h"
+
+static void test_format_names(void)
+{
+	CHECK_EQ_INT(cnt_input_format_parse("json"), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_format_parse("csv"), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_format_parse("avro"), CNT_INPUT_AVRO);
+	CHECK_EQ_INT(cnt_input_format_parse("auto"), -1);
+	CHECK_EQ_INT(cnt_input_format_parse("JSON"), -1);
+	CHECK_EQ_INT(cnt_input_format_parse(""), -1);
+	CHECK_EQ_STR(cnt_input_format_name(CNT_INPUT_CSV), "csv");
+	CHECK_EQ_STR(cnt_input_format_name(CNT_INPUT_AUTO), "auto");
+
+	CHECK_EQ_INT(cnt_input_format_of_name("day.jsonl"), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_format_of_name("day.ndjson"), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_format_of_name("a/b.json"), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_format_of_name("x.csv"), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_format_of_name("x.avro"), CNT_INPUT_AVRO);
+	CHECK_EQ_INT(cnt_input_format_of_name("-"), CNT_INPUT_AUTO);
+	CHECK_EQ_INT(cnt_input_format_of_name("events.txt"), CNT_INPUT_AUTO);
+	CHECK_EQ_INT(cnt_input_format_of_name("x.csv.gz"), CNT_INPUT_AUTO);
+	CHECK_EQ_INT(cnt_input_format_of_name("dir.csv/events"), CNT_INPUT_AUTO);
+	CHECK_EQ_INT(cnt_input_format_of_name(".csv"), CNT_INPUT_CSV);
+}
+
+static void test_sniff(void)
+{
+	CHECK_EQ_INT(cnt_input_sniff("Obj\x01\x04", 5), CNT_INPUT_AVRO);
+	CHECK_EQ_INT(cnt_input_sniff("Obj\x02", 4), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_sniff("Obj", 3), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_sniff("{\"a\"", 4), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_sniff(" \r\n\t{", 5), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_sniff("", 0), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_sniff("\n\n", 2), CNT_INPUT_JSON);
+	CHECK_EQ_INT(cnt_input_sniff("item,delta", 10), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_sniff("\0\0\0\0", 4), CNT_INPUT_CSV);
+	CHECK_EQ_INT(cnt_input_sniff("[{}]", 4), CNT_INPUT_CSV);
+}
+
+/* A file holding text, open for reading. */
+static int file_of(const char *text, size_t n)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	if (f == NULL || fwrite(text, 1, n, f) != n || fflush(f) != 0)
+		return -1;
+	fd = dup(fileno(f));
+	fclose(f);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* Reads every line of fd (max bytes a line), at most batch a call, into
+ * out as "NO:TEXT|" or "NO:!TEXT|" for an overlong one. */
+static long all_lines(int fd, size_t max, const char *pre, size_t batch, char *out, size_t cap)
+{
+	cnt_lines *l = cnt_lines_new(fd, "t", max, pre, strlen(pre));
+	cnt_line lines[8];
+	cnt_err err;
+	long k, total = 0;
+	size_t o = 0;
+
+	out[0] = '\0';
+	if (l == NULL)
+		return -2;
+	while ((k = cnt_lines_read(l, lines, batch, &err)) > 0) {
+		CHECK(k <= (long)batch);
+		for (long i = 0; i < k; i++) {
+			int w = snprintf(out + o, cap - o, "%llu:%s%.*s|", (unsigned long long)lines[i].no,
+				lines[i].overlong ? "!" : "", (int)lines[i].n, lines[i].p);
+
+			if (w > 0 && (size_t)w < cap - o)
+				o += (size_t)w;
+		}
+		total += k;
+	}
+	cnt_lines_free(l);
+	return k < 0 ? -1 : total;
+}
+
+static void test_lines(void)
+{
+	char out[4096];
+	int fd;
+
+	fd = file_of("a\n\nbc\r\nlast", 11);
+	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 4);
+	CHECK_EQ_STR(out, "1:a|2:|3:bc\r|4:last|");
+	close(fd);
+	/* one line a call; a prefix already read */
+	fd = file_of("c\nd\n", 4);
+	CHECK_EQ_INT(all_lines(fd, 100, "a\nb", 1, out, sizeof(out)), 3);
+	CHECK_EQ_STR(out, "1:a|2:bc|3:d|");
+	close(fd);
+	/* an empty input has no line; one newline is one empty line */
+	fd = file_of("", 0);
+	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 0);
+	close(fd);
+	fd = file_of("\n", 1);
+	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 1);
+	CHECK_EQ_STR(out, "1:|");
+	close(fd);
+	/* longer than max: overlong, the next lines as usual */
+	fd = file_of("12345\n123456\n1234567890123\nok\n123456", 36);
+	CHECK_EQ_INT(all_lines(fd, 5, "", 8, out, sizeof(out)), 5);
+	CHECK_EQ_STR(out, "1:12345|2:!123456|3:!1234567890123|4:ok|5:!123456|");
+	close(fd);
+}
+
+/* Lines across many reads and buffer refills: 200,000 lines of lengths
+ * 0 to 99, and a few longer than the limit. */
+static void test_lines_many(void)
+{
+	size_t n = 0, cap = 12u << 20;
+	char *text = malloc(cap);
+	cnt_lines *l;
+	cnt_line lines[16];
+	cnt_err err;
+	uint64_t want = 0, got_overlong = 0;
+	long k;
+	int fd, bad = 0;
+
+	if (text == NULL)
+		return;
+	for (int i = 0; i < 200000; i++) {
+		size_t len = (size_t)(i * 7919) % 100;
+
+		if (i % 50000 == 7)
+			len = 70000;   /* over the 65536 limit */
+		memset(text + n, 'a' + i % 26, len);
+		n += len;
+		text[n++] = '\n';
+	}
+	fd = file_of(text, n);
+	l = cnt_lines_new(fd, "t", 65536, "", 0);
+	while ((k = cnt_lines_read(l, lines, 16, &err)) > 0) {
+		for (long i = 0; i < k; i++) {
+			size_t len = (size_t)(want * 7919) % 100;
+
+			if (want % 50000 == 7) {
+				len = CNT_LINE_KEEP;
+				got_overlong += lines[i].overlong;
+			}
+			if (lines[i].no != want + 1 || lines[i].n != len ||
+			    (len && (lines[i].p[0] != (char)('a' + want % 26) || lines[i].p[len - 1] != lines[i].p[0])))
+				bad++;
+			want++;
+		}
+	}
+	CHECK_EQ_INT(k, 0);
+	CHECK_EQ_INT(want, 200000);
+	CHECK_EQ_INT(got_overlong, 4);
+	CHECK_EQ_INT(bad, 0);
+	cnt_lines_free(l);
+	close(fd);
+	free(text);
+}
+
+/* A writer that sends 3 MiB without a newline, then holds the pipe open
+ * until told to stop: the overlong line must come out before the end. */
+struct endless {
+	int fd, stop[2];
+};
+
+static void *write_endless(void *arg)
+{
+	struct endless *e = arg;
+	static char x[65536];
+	char c;
+
+	memset(x, 'z', sizeof(x));
+	for (int i = 0; i < 48; i++)
+		if (write(e->fd, x, sizeof(x)) != (ssize_t)sizeof(x))
+			break;
+	/* hold the pipe open until the reader has seen the line */
+	if (read(e->stop[0], &c, 1) < 0) {
+		/* nothing to do */
+	}
+	if (write(e->fd, "\nafter\n", 7) != 7) {
+		/* the check below fails */
+	}
+	close(e->fd);
+	return NULL;
+}
+
+static void test_lines_endless(void)
+{
+	struct endless e;
+	int p[2];
+	pthread_t t;
+	cnt_lines *l;
+	cnt_line line;
+	cnt_err err;
+
+	if (pipe(p) != 0 || pipe(e.stop) != 0)
+		return;
+	e.fd = p[1];
+	alarm(30);   /* a reader waiting for the end would hang: fail instead */
+	pthread_create(&t, NULL, write_endless, &e);
+	l = cnt_lines_new(p[0], "pipe", 1u << 20, "", 0);
+	CHECK_EQ_INT(cnt_lines_read(l, &line, 1, &err), 1);
+	CHECK_EQ_INT(line.overlong, 1);
+	CHECK_EQ_INT(line.no, 1);
+	CHECK_EQ_INT(line.n, CNT_LINE_KEEP);
+	CHECK(line.p[0] == 'z' && line.p[CNT_LINE_KEEP - 1] == 'z');
+	if (write(e.stop[1], "x", 1) != 1)
+		CHECK(0);
+	/* the rest of the overlong line is skipped; then lines as usual */
+	CHECK_EQ_INT(cnt_lines_read(l, &line, 1, &err), 1);
+	CHECK_EQ_INT(line.overlong, 0);
+	CHECK_EQ_INT(line.no, 2);
+	CHECK(line.n == 5 && memcmp(line.p, "after", 5) == 0);
+	CHECK_EQ_INT(cnt_lines_read(l, &line, 1, &err), 0);
+	pthread_join(t, NULL);
+	alarm(0);
+	cnt_lines_free(l);
+	close(p[0]);
+	close(e.stop[0]);
+	close(e.stop[1]);
+}
+
+static void test_read_error(void)
+{
+	cnt_lines *l;
+	cnt_line line;
+	cnt_err err;
+	char buf[4];
+	/* a descriptor open for writing only cannot be read */
+	int fd = open("/dev/null", O_WRONLY);
+
+	l = cnt_lines_new(fd, "w.jsonl", 100, "", 0);
+	CHECK_EQ_INT(cnt_lines_read(l, &line, 1, &err), -1);
+	CHECK(strncmp(err.msg, "cannot read 'w.jsonl': ", 23) == 0);
+	CHECK_EQ_INT(err.kind, CNT_ERR_DATA);
+	CHECK_EQ_INT(cnt_input_read(fd, "w", buf, sizeof(buf), &err), -1);
+	cnt_lines_free(l);
+	close(fd);
+}
+
+static void test_expected(void)
+{
+	char name[] = "/tmp/test_input.XXXXXX", none[] = "/nonexistent/file", null[] = "/dev/null";
+	char *names[3];
+	int fd = mkstemp(name);
+
+	if (fd < 0 || ftruncate(fd, 200 * 1000) != 0)
+		return;
+	names[0] = name;
+	names[1] = none;
+	names[2] = null;
+	CHECK_EQ_INT(cnt_input_expected_events(names, 3), 1000);
+	CHECK_EQ_INT(cnt_input_expected_events(names, 0), 0);
+	close(fd);
+	unlink(name);
+}
+
+int main(void)
+{
+	RUN(test_format_names);
+	RUN(test_sniff);
+	RUN(test_lines);
+	RUN(test_lines_many);
+	RUN(test_lines_endless);
+	RUN(test_read_error);
+	RUN(test_expected);
+	return unit_report("test_input");
+}
