@@ -117,15 +117,6 @@ int main(int argc, char **argv)
 		if (cnt_dedup_save(&dd, state_out.fd, state_path, &kept, &err) != 0)
 			cnt_die_err(&err);
 	}
-	/* The events first, then the state: a failure in between leaves the
-	 * old state, and rerunning the segment gives the same output. */
-	cnt_cli_commit(&out);
-	if (dup_path)
-		cnt_cli_commit(&dup_out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
-	if (state_path)
-		cnt_cli_commit(&state_out);
 	if (co.stats_path) {
 		cnt_stats s;
 
@@ -160,6 +151,15 @@ int main(int argc, char **argv)
 		}
 		cnt_stats_write(&s, co.stats_path);
 	}
+	/* The events first, then the state: a failure in between leaves the
+	 * old state, and rerunning the segment gives the same output. */
+	cnt_cli_commit(&out);
+	if (dup_path)
+		cnt_cli_commit(&dup_out);
+	if (rej_path)
+		cnt_cli_commit(&rej_out);
+	if (state_path)
+		cnt_cli_commit(&state_out);
 	if (co.verbose)
 		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64
 			" (dedup hit rate %.2f%%); state %zu keys loaded, %zu saved", t->in, t->out, t->duplicates,

@@ -104,9 +104,6 @@ int main(int argc, char **argv)
 	}
 	if (cnt_window_finish(win, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
 		cnt_die_err(&err);
-	cnt_cli_commit(&out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
 	t = cnt_window_get_totals(win);
 	if (co.stats_path) {
 		cnt_stats s;
@@ -145,6 +142,9 @@ int main(int argc, char **argv)
 		}
 		cnt_stats_write(&s, co.stats_path);
 	}
+	cnt_cli_commit(&out);
+	if (rej_path)
+		cnt_cli_commit(&rej_out);
 	if (co.verbose)
 		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", late %" PRIu64 " (%.2f%%), rejected %" PRIu64,
 			t->in, t->out, t->late, t->out ? 100.0 * (double)t->late / (double)t->out : 0.0, t->rejected);
