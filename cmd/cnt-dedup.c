@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: cnt-dedup -d definitions [-s state] [-o file] [-D file] [-r file]\n"
-	"                 [-c codec] [--level n] [--stats file] [-v] [--progress] [file ...]\n";
+	"                 [-c codec] [--level n] [--stats file] [-v]\n"
+	"                 [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
 	"Drop events whose (tenant, counter, dedup key) was already seen within the\n"
@@ -30,8 +31,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --stats FILE        counts and hit rates as one JSON object\n"
 	"  -v, --verbose           one summary line on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"

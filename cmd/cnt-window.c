@@ -12,7 +12,8 @@
 
 static const char usage[] =
 	"usage: cnt-window -d definitions [-o file] [-r file] [--shards n] [-c codec]\n"
-	"                  [--level n] [--stats file] [-v] [--progress] [file ...]\n";
+	"                  [--level n] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                  [file ...]\n";
 
 static const char help[] =
 	"Attribute each event to the bucket (one local hour of its tenant's timezone)\n"
@@ -30,8 +31,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --stats FILE        counts, late ratios and clock skew as one JSON object\n"
 	"  -v, --verbose           one summary line on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"

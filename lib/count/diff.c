@@ -110,6 +110,8 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 			if (flush(o->fd, out, 1u << 16, err) != 0)
 				return -1;
 		}
+		if (o->tick)
+			o->tick(d == 0 ? 2 : 1);
 		if (d <= 0) {
 			L->done++;
 			if (advance(L, err) != 0)
