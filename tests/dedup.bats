@@ -364,11 +364,13 @@ make_state() {
 		[[ "$output" == "cnt-dedup: "*"No space left on device"* ]]
 	done
 	cmp state state.before
-	# --stats is written last, after the outputs and the state
+	# --stats is written before the outputs are committed: when it fails,
+	# neither the output nor the state is replaced
 	run cnt-dedup -d "$DEFS" -s state -o out.avro --stats /dev/full s2.avro
 	[ "$status" -eq 3 ]
 	[ "$output" = "cnt-dedup: --stats: cannot write '/dev/full': No space left on device" ]
-	rm out.avro
+	[ ! -e out.avro ]
+	cmp state state.before
 	run bash -c 'cnt-dedup -d "$1" s2.avro >/dev/full' _ "$DEFS"
 	[ "$status" -eq 3 ]
 	[ "${#lines[@]}" -eq 1 ]
