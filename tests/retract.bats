@@ -257,3 +257,12 @@ both_paths() {
 	# all of m1's events retracted: the merge alone is already the rebuild
 	cmp merged.avro ref.avro
 }
+
+@test "cnt-dedup keeps a compensation of an item_member counter (views) and drops it when resent" {
+	{ ev v-1 views vid1 1 viewer1; ev v-2 views vid1 1 viewer2; } | ingest "$NOW" views.avro
+	cnt-retract --event v-1 --tenant utc --counter views --cause fraud "${WHO[@]}" -o comp.avro views.avro
+	cnt-dedup -d "$DEFS" -s state -o d1.avro --stats st1.json views.avro comp.avro
+	one '.out == 3 and .duplicates == 0' st1.json
+	cnt-dedup -d "$DEFS" -s state -o d2.avro --stats st2.json comp.avro
+	one '.out == 0 and .duplicates == 1' st2.json
+}
