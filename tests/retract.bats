@@ -266,3 +266,31 @@ both_paths() {
 	cnt-dedup -d "$DEFS" -s state -o d2.avro --stats st2.json comp.avro
 	one '.out == 0 and .duplicates == 1' st2.json
 }
+
+@test "views rebuilt after a retraction: a new version, the cheater gone, ranks contiguous, as a fresh build" {
+	local V=$BATS_TEST_DIRNAME/data/views vnow=2026-03-01T12:00:00Z
+	cnt-ingest -d "$V/defs.json" --now "$vnow" -o log.avro "$V/ranking.jsonl"
+	cnt-window -d "$V/defs.json" log.avro | cnt-accumulate -o old.avro
+	for b in rk_ord rk_comp; do cnt-project -d "$V/defs.json" -b $b -w v --now "$vnow" old.avro; done
+	cnt-cat v/rk_ord/global/current/view.avro | jq -r '"\(.member_ref):\(.rank)"' | paste -sd' ' - | grep -qx 'a:1 b:2 d:3 c:4 e:5'
+	# member a is proved a cheater
+	cnt-retract --member a --tenant utc --counter pts --cause dq "${WHO[@]}" -o comp.avro log.avro
+	cnt-window -d "$V/defs.json" comp.avro | cnt-accumulate -o cb.avro
+	cnt-accumulate -o merged.avro old.avro cb.avro
+	cnt-retract --rebuild merged.avro -d "$V/defs.json" -o new.avro log.avro comp.avro
+	grep -v '"member_ref":"a"' "$V/ranking.jsonl" | cnt-ingest -d "$V/defs.json" --now "$vnow" -o ref.log -
+	cnt-window -d "$V/defs.json" ref.log | cnt-accumulate -o ref.avro
+	cmp new.avro ref.avro
+	for b in rk_ord rk_comp; do
+		cnt-project -d "$V/defs.json" -b $b -w v --now "$vnow" new.avro
+		cnt-project -d "$V/defs.json" -b $b -w fresh --now "$vnow" ref.avro
+		[ "$(readlink v/$b/global/current)" = v000002 ]
+		cnt-rank -w v -b $b top 10 | one '.version == 2'
+		[ "$(cnt-cat v/$b/global/current/view.avro | jq -c '[.member_ref, .rank, .value]')" = \
+		  "$(cnt-cat fresh/$b/global/current/view.avro | jq -c '[.member_ref, .rank, .value]')" ]
+	done
+	cnt-cat v/rk_ord/global/current/view.avro | jq -r '"\(.member_ref):\(.rank)"' | paste -sd' ' - | grep -qx 'b:1 d:2 c:3 e:4'
+	cnt-cat v/rk_comp/global/current/view.avro | jq -r '"\(.member_ref):\(.rank)"' | paste -sd' ' - | grep -qx 'b:1 d:1 c:3 e:4'
+	# the version before the retraction is kept, unchanged
+	cnt-cat v/rk_ord/global/v000001/view.avro | jq -r .member_ref | paste -sd' ' - | grep -qx 'a b d c e'
+}
