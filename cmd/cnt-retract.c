@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -191,8 +192,12 @@ int main(int argc, char **argv)
 		if (sel.member && (sel.tenant == NULL || sel.counter == NULL) && nkeys == 0)
 			cnt_die_usage("--member needs --tenant and --counter");
 		sel.keys = keys; sel.nkeys = nkeys; sel.attr_k = ak; sel.attr_v = av; sel.nattrs = nattrs;
-		if (req.created_at < 0)
-			req.created_at = cnt_cli_time("--now", "now");
+		if (req.created_at < 0) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			req.created_at = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		}
 		if ((lfd = open(ledger, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
 			cnt_die("cannot open ledger '%s': %m", ledger);
 		cnt_cli_avro_out(&out, out_path, codec_set, &codec);

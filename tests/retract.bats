@@ -294,3 +294,24 @@ both_paths() {
 	# the version before the retraction is kept, unchanged
 	cnt-cat v/rk_ord/global/v000001/view.avro | jq -r .member_ref | paste -sd' ' - | grep -qx 'a b d c e'
 }
+
+@test "cnt-retract(1) EXAMPLES: every '\$ ' line runs in the demo's directory" {
+	local src=$BATS_TEST_DIRNAME/..
+	CNT_DEMO_DIR=$PWD/demo sh "$src/examples/demo.sh" >/dev/null 2>&1
+	cd demo
+	ln -s "$src/examples" examples
+	sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$src/man/cnt-retract.1" | sed -n 's/^\$ //p' | sed 's/\\e/\\/g' >cmds.sh
+	[ "$(wc -l <cmds.sh)" -eq 9 ]
+	while IFS= read -r cmd; do
+		echo "\$ $cmd"
+		eval "$cmd" >>out.txt 2>&1
+	done <cmds.sh
+	# the second ban retracted nothing; the campaign found the two strava rides
+	grep -q '"out":0,.*"already_retracted":2' out.txt
+	[ "$(cnt-cat --count retract-4.avro)" -eq 2 ]
+	[ "$(wc -l <retractions.jsonl)" -eq 3 ]
+	# the ride was alone in its hour: the merge is already the rebuild, which
+	# has one record fewer than before
+	cmp buckets-merged.avro buckets-retracted.avro
+	[ "$(cnt-cat --count buckets-retracted.avro)" -eq $(($(cnt-cat --count buckets.avro) - 1)) ]
+}
