@@ -203,11 +203,12 @@ EOF
 	ev one-1 dist m9 10 | ingest "$NOW" one.avro
 	buckets old.avro one.avro
 	cnt-retract --event one-1 --tenant utc --counter dist --cause fraud "${WHO[@]}" -o comp.avro one.avro
-	buckets cb.avro comp.avro
+	cnt-window -d "$DEFS" comp.avro | cnt-accumulate -o cb.avro --stats cst.json
 	one '.count == -1 and .sum == -10 and .min == null and .max == null' <(cnt-cat cb.avro)
+	one '.events == 1 and .compensations == 1 and .events_out == -1 and .emptied == 0' cst.json
 	cnt-accumulate -o merged.avro old.avro cb.avro --stats st.json
 	[ "$(cnt-cat --count merged.avro)" -eq 0 ]
-	one '.balanced == true' st.json
+	one '.balanced == true and .events_in_buckets == 0 and .events_out == 0 and .emptied == 1 and .out == 0' st.json
 	ingest "$NOW" empty.avro </dev/null
 	buckets ref.avro empty.avro
 	cmp merged.avro ref.avro
