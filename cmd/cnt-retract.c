@@ -39,41 +39,32 @@ static const char help[] =
 enum { O_EVENT = CNT_OPT_TOOL_BASE, O_EVENTS, O_MEMBER, O_TENANT, O_COUNTER, O_FROM, O_TO, O_ATTR, O_SCOPE,
 	O_CAUSE, O_REQ, O_AUTH, O_LEDGER, O_NOW, O_RID, O_REBUILD, O_SHARDS };
 
-static const char **keys, **ak, **av;
-static size_t nkeys, ckeys, nattrs;
+static char **keys;
+static const char **ak, **av;
+static size_t nkeys, nattrs;
 
-static void add_key(char *k)
+static void add_list(const char *path)
 {
-	if (nkeys == ckeys) {
-		ckeys = ckeys ? ckeys * 2 : 16;
-		keys = realloc(keys, ckeys * sizeof(*keys));
-		cnt_oom(keys == NULL);
-	}
-	keys[nkeys++] = k;
+	int fd = cnt_cli_open_in(path);
+	cnt_err err;
+
+	if (cnt_retract_keys_read(fd, path, &keys, &nkeys, &err) != 0)
+		cnt_die_err(&err);
+	cnt_cli_close_in(fd);
 }
 
-static void read_keys(const char *path)
+static void add_attr(char *kv)
 {
-	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	char *eq = strchr(kv, '=');
 
-	if (f == NULL)
-		cnt_die("cannot open '%s': %m", path);
-	while ((n = getline(&line, &cap, f)) > 0) {
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-			line[--n] = 0;
-		if (n > 0) {
-			char *k = strdup(line);
-
-			cnt_oom(k == NULL);
-			add_key(k);
-		}
-	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
+	if (eq == NULL || eq == kv)
+		cnt_die_usage("--attr: '%s' is not KEY=VALUE", kv);
+	*eq = 0;
+	ak = realloc(ak, (nattrs + 1) * sizeof(*ak));
+	av = realloc(av, (nattrs + 1) * sizeof(*av));
+	cnt_oom(ak == NULL || av == NULL);
+	ak[nattrs] = kv;
+	av[nattrs++] = eq + 1;
 }
 
 static void note(void *ctx, const char *key, const char *why)
@@ -110,26 +101,18 @@ int main(int argc, char **argv)
 	cnt_cli_init("cnt-retract", usage, help);
 	while ((c = getopt_long(argc, argv, "d:o:c:" CNT_CLI_SHORT, lo, NULL)) != -1) {
 		switch (c) {
-		case O_EVENT: add_key(optarg); break;
-		case O_EVENTS: read_keys(optarg); break;
+		case O_EVENT:
+			keys = realloc(keys, (nkeys + 1) * sizeof(*keys));
+			cnt_oom(keys == NULL);
+			keys[nkeys++] = optarg;
+			break;
+		case O_EVENTS: add_list(optarg); break;
 		case O_MEMBER: sel.member = optarg; break;
 		case O_TENANT: sel.tenant = optarg; break;
 		case O_COUNTER: sel.counter = optarg; break;
 		case O_FROM: sel.from = cnt_cli_time("--from", optarg); sel.has_from = 1; break;
 		case O_TO: sel.to = cnt_cli_time("--to", optarg); sel.has_to = 1; break;
-		case O_ATTR: {
-			char *eq = strchr(optarg, '=');
-
-			if (eq == NULL || eq == optarg)
-				cnt_die_usage("--attr: '%s' is not KEY=VALUE", optarg);
-			*eq = 0;
-			ak = realloc(ak, (nattrs + 1) * sizeof(*ak));
-			av = realloc(av, (nattrs + 1) * sizeof(*av));
-			cnt_oom(ak == NULL || av == NULL);
-			ak[nattrs] = optarg;
-			av[nattrs++] = eq + 1;
-			break;
-		}
+		case O_ATTR: add_attr(optarg); break;
 		case O_SCOPE: scope = optarg; break;
 		case O_CAUSE: req.cause = optarg; break;
 		case O_REQ: req.requester = optarg; break;
@@ -185,13 +168,11 @@ int main(int argc, char **argv)
 		if (nkeys == 0 && sel.member == NULL && !sel.has_from && !sel.has_to && nattrs == 0 && sel.counter == NULL)
 			cnt_die_usage("nothing selected: give --event, --events, --member or a campaign filter");
 		sel.scope = nkeys ? CNT_SCOPE_EVENT : sel.member ? CNT_SCOPE_MEMBER : CNT_SCOPE_CAMPAIGN;
-		if (scope && strcmp(scope, "event") == 0) sel.scope = CNT_SCOPE_EVENT;
-		else if (scope && strcmp(scope, "member") == 0) sel.scope = CNT_SCOPE_MEMBER;
-		else if (scope && strcmp(scope, "campaign") == 0) sel.scope = CNT_SCOPE_CAMPAIGN;
-		else if (scope) cnt_die_usage("--scope: '%s' is not event, member or campaign", scope);
+		if (scope && cnt_retract_scope_parse(scope, &sel.scope) != 0)
+			cnt_die_usage("--scope: '%s' is not event, member or campaign", scope);
 		if (sel.member && (sel.tenant == NULL || sel.counter == NULL) && nkeys == 0)
 			cnt_die_usage("--member needs --tenant and --counter");
-		sel.keys = keys; sel.nkeys = nkeys; sel.attr_k = ak; sel.attr_v = av; sel.nattrs = nattrs;
+		sel.keys = (const char *const *)keys; sel.nkeys = nkeys; sel.attr_k = ak; sel.attr_v = av; sel.nattrs = nattrs;
 		if (req.created_at < 0) {
 			struct timespec ts;
 

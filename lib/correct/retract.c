@@ -34,6 +34,75 @@ const char *cnt_retract_scope_name(cnt_retract_scope s)
 	return s == CNT_SCOPE_EVENT ? "event" : s == CNT_SCOPE_MEMBER ? "member" : "campaign";
 }
 
+int cnt_retract_scope_parse(const char *name, cnt_retract_scope *s)
+{
+	for (int i = CNT_SCOPE_EVENT; i <= CNT_SCOPE_CAMPAIGN; i++)
+		if (strcmp(name, cnt_retract_scope_name((cnt_retract_scope)i)) == 0) {
+			*s = (cnt_retract_scope)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int add_key(char ***keys, size_t *n, const char *p, size_t len)
+{
+	char **v = realloc(*keys, (*n + 1) * sizeof(*v));
+	char *k = malloc(len + 1);
+
+	if (v)
+		*keys = v;
+	if (v == NULL || k == NULL) {
+		free(k);
+		return -1;
+	}
+	memcpy(k, p, len);
+	k[len] = 0;
+	v[(*n)++] = k;
+	return 0;
+}
+
+int cnt_retract_keys_read(int fd, const char *name, char ***keys, size_t *n, cnt_err *err)
+{
+	cnt_buf all = CNT_BUF_INIT;
+	char buf[65536];
+	size_t off = 0;
+	int rc = -1;
+
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof(buf));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			cnt_err_set(err, "cannot read '%s': %s", name, strerror(errno));
+			goto out;
+		}
+		if (got == 0)
+			break;
+		if (cnt_buf_append(&all, buf, (size_t)got) != 0) {
+			cnt_err_nomem(err);
+			goto out;
+		}
+	}
+	while (off < all.len) {
+		const char *line = (const char *)all.p + off;
+		const char *nl = memchr(line, '\n', all.len - off);
+		size_t len = nl ? (size_t)(nl - line) : all.len - off;
+
+		off += len + (nl != NULL);
+		if (len > 0 && line[len - 1] == '\r')
+			len--;
+		if (len > 0 && add_key(keys, n, line, len) != 0) {
+			cnt_err_nomem(err);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	cnt_buf_release(&all);
+	return rc;
+}
+
 static cnt_fp fp_str(const char *p, size_t n)
 {
 	const void *parts[1] = {p};

@@ -77,6 +77,14 @@ typedef struct cnt_retract_result {
 	char retraction_id[40];
 } cnt_retract_result;
 
+/* Appends the keys of a list file at fd (one a line; a trailing CR and
+ * blank lines dropped) to *keys (grown with realloc; each key malloc'd)
+ * and *n.  0, or -1 with err set (a read error, out of memory). */
+int cnt_retract_keys_read(int fd, const char *name, char ***keys, size_t *n, cnt_err *err);
+
+/* Parses a scope name into *s.  0, or -1 when it is none. */
+int cnt_retract_scope_parse(const char *name, cnt_retract_scope *s);
+
 /* Whether s is one of the causes.  1 or 0. */
 int cnt_retract_cause_ok(const char *s);
 /* The scope's name. */
