@@ -124,11 +124,11 @@ int main(int argc, char **argv)
 		write_stats(co.stats_path, st, memory);
 	cnt_cli_commit(&out);
 	if (st->sum_overflows)
-		fprintf(stderr, "cnt-accumulate: warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set\n",
+		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",
 			st->sum_overflows);
 	if (co.verbose)
-		fprintf(stderr, "cnt-accumulate: %" PRIu64 " events (%" PRIu64 " late) and %" PRIu64
-			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs\n",
+		cnt_cli_note("%" PRIu64 " events (%" PRIu64 " late) and %" PRIu64
+			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs",
 			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs);
 	cnt_writer_free(w);
 	cnt_accum_free(acc);

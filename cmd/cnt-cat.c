@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
 		if (co.verbose)
-			fprintf(stderr, "cnt-cat: '%s': %llu records\n", name, (unsigned long long)n);
+			cnt_cli_note("'%s': %llu records", name, (unsigned long long)n);
 	}
 	if (cnt_print_finish(&p, &err) != 0)
 		cnt_die_err(&err);

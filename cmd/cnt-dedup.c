@@ -161,8 +161,8 @@ int main(int argc, char **argv)
 		cnt_stats_write(&s, co.stats_path);
 	}
 	if (co.verbose)
-		fprintf(stderr, "cnt-dedup: in %" PRIu64 ", out %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64
-			" (dedup hit rate %.2f%%); state %zu keys loaded, %zu saved\n", t->in, t->out, t->duplicates,
+		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64
+			" (dedup hit rate %.2f%%); state %zu keys loaded, %zu saved", t->in, t->out, t->duplicates,
 			t->rejected, 100.0 * cnt_count_ratio(t->duplicates, t->in - t->rejected), loaded, kept);
 	cnt_writer_free(w);
 	cnt_writer_free(dw);

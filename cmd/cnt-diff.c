@@ -86,8 +86,8 @@ int main(int argc, char **argv)
 	if (co.stats_path)
 		write_stats(co.stats_path, &st);
 	if (co.verbose)
-		fprintf(stderr, "cnt-diff: %" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
-			" only right, %" PRIu64 " changed\n", st.left, st.right, st.only_left, st.only_right, st.changed);
+		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
+			" only right, %" PRIu64 " changed", st.left, st.right, st.only_left, st.only_right, st.changed);
 	cnt_cli_finish();
 	return cnt_diff_differ(&st) ? CNT_EXIT_DIFFER : CNT_EXIT_OK;
 }

@@ -41,12 +41,10 @@ static const char help[] =
 
 enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE };
 
-static int progress_shown;
-
 /* A reject message, on a line of its own even while progress is shown. */
 static void note(const char *msg)
 {
-	fprintf(stderr, "%scnt-ingest: %s\n", progress_shown ? "\r\033[K" : "", msg);
+	cnt_cli_note("%s", msg);
 }
 
 static double hit_rate(uint64_t acc, uint64_t dups)
@@ -176,7 +174,6 @@ int main(int argc, char **argv)
 	if ((g = cnt_ingest_new(&cfg, &err)) == NULL)
 		cnt_die_err(&err);
 	cnt_progress_start(&co);
-	progress_shown = co.progress == 1 || (co.progress == -1 && isatty(STDERR_FILENO));
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *name = i < argc ? argv[i] : "-";
 		int fd = cnt_cli_open_in(name);
@@ -199,7 +196,7 @@ int main(int argc, char **argv)
 	if (co.verbose) {
 		const cnt_admit_stats *st = cnt_ingest_stats(g);
 
-		fprintf(stderr, "cnt-ingest: in %llu, out %llu, rejected %llu, duplicate %llu (dedup hit rate %.2f%%)\n",
+		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu (dedup hit rate %.2f%%)",
 			(unsigned long long)st->in, (unsigned long long)st->accepted, (unsigned long long)st->rejected,
 			(unsigned long long)st->duplicate, 100.0 * hit_rate(st->accepted, st->duplicate));
 	}

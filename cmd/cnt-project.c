@@ -135,7 +135,7 @@ int main(int argc, char **argv)
 		if (cnt_board_write_scope(&bb, i, views, no_publish, &w, &err) != 0)
 			cnt_die_err(&err);
 		if (co.verbose)
-			fprintf(stderr, "cnt-project: %s/%s: version %d, %llu members, %s\n", board_id, w.scope, w.version,
+			cnt_cli_note("%s/%s: version %d, %llu members, %s", board_id, w.scope, w.version,
 				(unsigned long long)w.members, w.published ? "published" :
 				w.frozen ? "not published (scope frozen)" : "not published");
 		cnt_stats_object(&st, NULL);

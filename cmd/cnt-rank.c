@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 		cnt_die_nomem();
 	cnt_cli_write(out.p, out.len);
 	if (co.verbose)
-		fprintf(stderr, "cnt-rank: %s: version %d, %llu members, %s\n", vdir, version,
+		cnt_cli_note("%s: version %d, %llu members, %s", vdir, version,
 			(unsigned long long)v.n, cnt_rank_qname(q.kind));
 	if (co.stats_path) {
 		cnt_stats st;

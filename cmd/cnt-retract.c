@@ -69,8 +69,14 @@ static void add_attr(char *kv)
 
 static void note(void *ctx, const char *key, const char *why)
 {
+	char safe[4 * 256 + 1], *q = safe;
+
 	(void)ctx;
-	fprintf(stderr, "cnt-retract: '%s': %s\n", key, why);
+	/* keys come from files we distrust: control bytes shown as \xNN */
+	for (const unsigned char *p = (const unsigned char *)key; *p && q < safe + sizeof(safe) - 5; p++)
+		q += *p < 0x20 || *p == 0x7f || *p == '\\' ? sprintf(q, "\\x%02x", *p) : sprintf(q, "%c", *p);
+	*q = 0;
+	cnt_cli_note("'%s': %s", safe, why);
 }
 
 int main(int argc, char **argv)
@@ -197,7 +203,7 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "ledger_records", r.ledger_records);
 		cnt_stats_str(&s, "retraction_id", r.ledger_records ? r.retraction_id : "", -1);
 		if (co.verbose)
-			fprintf(stderr, "cnt-retract: %llu retracted, %llu already, %llu not found\n",
+			cnt_cli_note("%llu retracted, %llu already, %llu not found",
 				(unsigned long long)r.retracted, (unsigned long long)r.already,
 				(unsigned long long)r.not_found);
 		cnt_writer_free(w);

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
 		cnt_stats_write(&s, co.stats_path);
 	}
 	if (co.verbose)
-		fprintf(stderr, "cnt-window: in %" PRIu64 ", out %" PRIu64 ", late %" PRIu64 " (%.2f%%), rejected %" PRIu64 "\n",
+		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", late %" PRIu64 " (%.2f%%), rejected %" PRIu64,
 			t->in, t->out, t->late, t->out ? 100.0 * (double)t->late / (double)t->out : 0.0, t->rejected);
 	cnt_writer_free(w);
 	cnt_window_free(win);

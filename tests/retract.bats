@@ -316,3 +316,11 @@ both_paths() {
 	cmp buckets-merged.avro buckets-retracted.avro
 	[ "$(cnt-cat --count buckets-retracted.avro)" -eq $(($(cnt-cat --count buckets.avro) - 1)) ]
 }
+
+@test "a key that is not in the log is named with its control bytes escaped" {
+	make_log
+	run --separate-stderr cnt-retract --event $'ev\x1b[2Jil\\' --cause fraud "${WHO[@]}" -o c.avro --stats st.json log1.avro
+	[ "$status" -eq 0 ]
+	[ "$stderr" = "cnt-retract: 'ev\\x1b[2Jil\\x5c': not in the log" ]
+	one '.not_found == 1 and .out == 0 and .ledger_records == 0' st.json
+}

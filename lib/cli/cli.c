@@ -158,6 +158,18 @@ static void die_status(int status)
 	_exit(status);
 }
 
+static void clear_progress_line(void);
+
+void cnt_cli_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	clear_progress_line();
+	va_start(ap, fmt);
+	vmessage(fmt, ap);
+	va_end(ap);
+}
+
 void cnt_die(const char *fmt, ...)
 {
 	va_list ap;
@@ -660,7 +672,8 @@ void cnt_progress_add(uint64_t n)
 	draw(&now);
 }
 
-void cnt_progress_end(void)
+/* Clears a drawn progress line; it is drawn again at the next update. */
+static void clear_progress_line(void)
 {
 	static const char clear[] = "\r\033[K";
 
@@ -670,6 +683,11 @@ void cnt_progress_end(void)
 		}
 	}
 	P.drawn = 0;
+}
+
+void cnt_progress_end(void)
+{
+	clear_progress_line();
 	P.on = 0;
 }
 

@@ -93,6 +93,10 @@ void cnt_die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), no
  * operands after a complete command line are a usage error. */
 void cnt_cli_max_operands(int argc, char **argv, int first, int max, const char *what);
 
+/* "<tool>: <message>" on standard error in one write, the progress line
+ * (if any) cleared first: for -v summaries, warnings and reject lines. */
+void cnt_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* ---- fatal errors ------------------------------------------------------- */
 
 /* "<tool>: <message>", registered temporaries removed, exit 2. */
