@@ -3,6 +3,7 @@
  * and a ledger record, or rebuild the buckets a retraction touches
  * (lib/correct/retract.h).
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,12 +157,12 @@ int main(int argc, char **argv)
 		    cnt_retract_rebuild(fds, (const char *const *)argv + optind, (size_t)nin, defs, defs_path, shards,
 			    bfd, rebuild, w, &r, &err) != 0)
 			cnt_die_err(&err);
-		cnt_cli_commit(&out);
 		cnt_stats_u64(&s, "retracted", r.retracted);
 		cnt_stats_u64(&s, "touched", r.touched);
 		cnt_stats_u64(&s, "rebuilt_events", r.rebuilt_events);
 		cnt_stats_u64(&s, "kept", r.kept);
 		cnt_stats_u64(&s, "dropped", r.dropped);
+		cnt_cli_commit(&out);
 		cnt_writer_free(w);
 		cnt_defs_free(defs);
 	} else {
@@ -192,8 +193,6 @@ int main(int argc, char **argv)
 		    cnt_retract_run(fds, (const char *const *)argv + optind, (size_t)nin, &sel, &req, lfd, ledger, w,
 			    note, NULL, &r, &err) != 0)
 			cnt_die_err(&err);
-		cnt_cli_commit(&out);
-		close(lfd);
 		cnt_stats_u64(&s, "in", r.in);
 		cnt_stats_u64(&s, "out", r.retracted);
 		cnt_stats_u64(&s, "matched", r.matched);
@@ -206,6 +205,16 @@ int main(int argc, char **argv)
 			cnt_cli_note("%llu retracted, %llu already, %llu not found",
 				(unsigned long long)r.retracted, (unsigned long long)r.already,
 				(unsigned long long)r.not_found);
+		/* the segment on disk, then the record, then the segment in place */
+		if (out.fd > STDOUT_FILENO && fsync(out.fd) != 0) {
+			cnt_err_write(&err, errno, "cannot write '%s'", out_path);
+			cnt_die_err(&err);
+		}
+		if (r.ledger_line && cnt_retract_ledger_append(lfd, ledger, r.ledger_line, &err) != 0)
+			cnt_die_err(&err);
+		cnt_cli_commit(&out);
+		close(lfd);
+		free(r.ledger_line);
 		cnt_writer_free(w);
 	}
 	if (co.stats_path)

@@ -324,3 +324,35 @@ both_paths() {
 	[ "$stderr" = "cnt-retract: 'ev\\x1b[2Jil\\x5c': not in the log" ]
 	one '.not_found == 1 and .out == 0 and .ledger_records == 0' st.json
 }
+
+@test "out of memory at any allocation: status 4, one line, no segment, the ledger unchanged" {
+	make_log
+	cnt-retract --event dist-1 --tenant utc --counter dist --cause fraud "${WHO[@]}" -o c1.avro log1.avro
+	cp ledger.jsonl before.jsonl
+	buckets old.avro log1.avro
+	local n=1 rc
+	while :; do
+		rc=0
+		CNT_FAIL_ALLOC=$n cnt-retract --member m2 --tenant utc --counter dist --cause banned "${WHO[@]}" \
+			-o out.avro --stats st.json log1.avro c1.avro 2>err || rc=$?
+		[ "$rc" -eq 0 ] && break
+		echo "allocation $n: status $rc: $(cat err)"
+		[ "$rc" -eq 4 ]
+		[ "$(wc -l <err)" -eq 1 ] && [[ "$(cat err)" == "cnt-retract: "*"out of memory"* ]]
+		[ ! -e out.avro ] && [ ! -e st.json ]
+		cmp ledger.jsonl before.jsonl
+		[ -z "$(ls -A | grep -E '^\.|tmp' || true)" ]
+		n=$((n + 1))
+	done
+	[ "$n" -gt 10 ]
+	[ "$(wc -l <ledger.jsonl)" -eq 2 ]
+	n=1
+	while :; do
+		rc=0
+		CNT_FAIL_ALLOC=$n cnt-retract --rebuild old.avro -d "$DEFS" -o rb.avro log1.avro c1.avro 2>err || rc=$?
+		[ "$rc" -eq 0 ] && break
+		[ "$rc" -eq 4 ] && [ ! -e rb.avro ]
+		n=$((n + 1))
+	done
+	[ "$n" -gt 10 ]
+}

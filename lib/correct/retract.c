@@ -271,8 +271,18 @@ typedef struct cand {
 	size_t off, len;      /* encoded event in the candidates' buffer */
 } cand;
 
-static int ledger_append(int fd, const char *name, const cnt_retract_req *req, const char *rid,
-	const cnt_retract_sel *sel, json_t *ids, cnt_fp prev, cnt_err *err)
+int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_err *err)
+{
+	/* One write of the whole line at the end of the file (O_APPEND),
+	 * then fsync: a reader sees the line whole or not at all. */
+	if (cnt_write_all(fd, line, strlen(line)) != 0 || fsync(fd) != 0)
+		return cnt_err_write(err, errno, "cannot append to ledger '%s'", name);
+	return 0;
+}
+
+/* The record's line, newline included, into *out (malloc'd). */
+static int ledger_line(const cnt_retract_req *req, const char *rid,
+	const cnt_retract_sel *sel, json_t *ids, cnt_fp prev, char **out, cnt_err *err)
 {
 	json_t *rec = json_object(), *selj = json_object();
 	char tbuf[32], ph[33];
@@ -314,14 +324,11 @@ static int ledger_append(int fd, const char *name, const cnt_retract_req *req, c
 	    json_object_set_new(rec, "prev", json_string(ph)))
 		goto nomem;
 	text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-	if (text == NULL || cnt_buf_append(&line, text, strlen(text)) != 0 || cnt_buf_putc(&line, '\n') != 0)
+	if (text == NULL || cnt_buf_append(&line, text, strlen(text)) != 0 || cnt_buf_putc(&line, '\n') != 0 ||
+	    cnt_buf_putc(&line, 0) != 0)
 		goto nomem;
-	/* One write of the whole line at the end of the file (O_APPEND),
-	 * then fsync: a reader sees the line whole or not at all. */
-	if (cnt_write_all(fd, line.p, line.len) != 0 || fsync(fd) != 0) {
-		cnt_err_write(err, errno, "cannot append to ledger '%s'", name);
-		goto out;
-	}
+	*out = (char *)line.p;
+	line.p = NULL;
 	rc = 0;
 	goto out;
 nomem:
@@ -537,8 +544,8 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	res->matched = ncands;
 	if (cnt_writer_finish(out, err) != 0)
 		goto out;
-	if (res->retracted > 0 && ledger_fd >= 0) {
-		if (ledger_append(ledger_fd, ledger_name, req, res->retraction_id, sel, ids, last, err) != 0)
+	if (res->retracted > 0) {
+		if (ledger_line(req, res->retraction_id, sel, ids, last, &res->ledger_line, err) != 0)
 			goto out;
 		res->ledger_records = 1;
 	}

@@ -73,7 +73,10 @@ typedef struct cnt_retract_result {
 	uint64_t already;              /* selected but already retracted */
 	uint64_t not_found;            /* keys naming no event of the log */
 	uint64_t refused;              /* events whose delta cannot be negated */
-	uint64_t ledger_records;       /* 1 when a record was appended, else 0 */
+	uint64_t ledger_records;       /* 1 when a record is to be appended, else 0 */
+	char *ledger_line;             /* that record, a NUL-terminated line ending
+	                                * in a newline (malloc'd: the caller frees
+	                                * it); NULL when nothing was retracted */
 	char retraction_id[40];
 } cnt_retract_result;
 
@@ -96,10 +99,13 @@ const char *cnt_retract_scope_name(cnt_retract_scope s);
  * that is not a record, or a broken chain: CNT_ERR_DATA). */
 int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *last, cnt_err *err);
 
-/* Retracts: reads the log inputs (fds[i] named names[i]), writes the
- * compensations to out (an event writer) and, when at least one event
- * is newly retracted, appends one record to the ledger at ledger_fd
- * (opened O_APPEND; fsync'd).  note(ctx, key, why) is called for each key
+/* Retracts: reads the ledger at ledger_fd (when >= 0) and the log inputs
+ * (fds[i] named names[i]), writes the compensations to out (an event
+ * writer, finished) and, when at least one event is newly retracted,
+ * prepares the ledger record in res->ledger_line, chained to the ledger's
+ * last line.  The caller appends it (cnt_retract_ledger_append) once the
+ * compensations are safely written, and only then publishes them: nothing
+ * that can run out of memory comes between.  note(ctx, key, why) is called for each key
  * that names no event ("not in the log") and each event refused.  The
  * derived retraction_id is "r-" and 32 hex digits of XXH3-128 over cause,
  * requester, authority, created_at and the retracted event ids.
@@ -109,6 +115,11 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	int ledger_fd, const char *ledger_name, cnt_writer *out,
 	void (*note)(void *ctx, const char *key, const char *why), void *ctx,
 	cnt_retract_result *res, cnt_err *err);
+
+/* Appends line (NUL-terminated, ending in a newline) to the ledger at fd,
+ * opened O_APPEND, in one write(2), then fsync(2).  Allocates nothing.
+ * 0, or -1 with err set (CNT_ERR_IO). */
+int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_err *err);
 
 /* ---- rebuilding the buckets a retraction touches ---- */
 

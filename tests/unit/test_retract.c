@@ -125,9 +125,13 @@ static int run(int log, const cnt_retract_sel *sel, int ledger, int outfd, cnt_r
 
 	lseek(log, 0, SEEK_SET);
 	lseek(ledger, 0, SEEK_SET);
-	rc = cnt_retract_run(&log, &name, 1, sel, req.cause ? &req : NULL, ledger, "ledger", w, note, NULL, r, &err);
+	rc = cnt_retract_run(&log, &name, 1, sel, &req, ledger, "ledger", w, note, NULL, r, &err);
+	if (rc == 0 && r->ledger_line)
+		rc = cnt_retract_ledger_append(ledger, "ledger", r->ledger_line, &err);
 	if (rc != 0)
 		fprintf(stderr, "run: %s\n", err.msg);
+	free(r->ledger_line);
+	r->ledger_line = NULL;
 	cnt_writer_free(w);
 	return rc;
 }
