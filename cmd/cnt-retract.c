@@ -126,7 +126,11 @@ int main(int argc, char **argv)
 		case O_AUTH: req.authority = optarg; break;
 		case O_LEDGER: ledger = optarg; break;
 		case O_NOW: req.created_at = cnt_cli_time("--now", optarg); break;
-		case O_RID: req.retraction_id = optarg; break;
+		case O_RID:
+			if (strlen(optarg) < 1 || strlen(optarg) > 39)
+				cnt_die_usage("--retraction-id: from 1 to 39 bytes");
+			req.retraction_id = optarg;
+			break;
 		case O_REBUILD: rebuild = optarg; break;
 		case O_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, 65536); break;
 		case 'd': defs_path = optarg; break;

@@ -148,6 +148,13 @@ EOF
 	one '.scope == "campaign" and .cause == "dq" and .selector.attrs.source == "bot" and .selector.from == 1772359200000' ledger.jsonl
 	cnt-retract --event camp-3 --event camp-4 --tenant utc --counter dist --scope campaign --cause fraud "${WHO[@]}" -o c2.avro camp.avro
 	[ "$(sed -n 2p ledger.jsonl | jq -r '.scope + " " + (.event_ids | length | tostring)')" = "campaign 2" ]
+	# a given retraction id is used as it is, in the record and the events
+	cnt-retract --event camp-1 --event camp-2 --event camp-3 --event camp-4 --tenant utc --counter dist --cause fraud \
+		--retraction-id camp-2026-03 "${WHO[@]}" -o c3.avro camp.avro comp.avro c2.avro
+	[ "$(cnt-cat c3.avro | jq -r .retraction_id)" = "" ]
+	cnt-retract --member m1 --tenant utc --counter dist --cause fraud --retraction-id camp-2026-03 "${WHO[@]}" -o c4.avro log1.avro
+	[ "$(cnt-cat c4.avro | jq -r .retraction_id | sort -u)" = camp-2026-03 ]
+	[ "$(tail -n 1 ledger.jsonl | jq -r .retraction_id)" = camp-2026-03 ]
 }
 
 @test "usage: cause, requester, authority, ledger and a selection are required; causes are a closed list" {
@@ -161,6 +168,9 @@ EOF
 	run cnt-retract --cause dq --requester a --authority b --ledger l -o x.avro log1.avro
 	[ "$status" -eq 2 ]
 	[[ "$output" == *"nothing selected"* ]]
+	run cnt-retract --cause dq --requester a --authority b --ledger l --event x --retraction-id "$(printf 'r%.0s' {1..40})" -o x.avro log1.avro
+	[ "$status" -eq 2 ]
+	[[ "$output" == *"--retraction-id: from 1 to 39 bytes"* ]]
 	[ ! -e x.avro ] && [ ! -e l ]
 }
 
