@@ -223,6 +223,8 @@ int main(int argc, char **argv)
 	}
 	if (co.stats_path)
 		cnt_stats_write(&s, co.stats_path);
+	else
+		cnt_stats_release(&s);
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
 	free(fds);
