@@ -114,8 +114,11 @@ FUZZ_SECONDS ?= 60
 fuzz:
 	BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh
 
-demo: tools
-	BUILD=$(BUILD) sh examples/demo.sh
+# The demo's output starts with the demo: the build before it prints
+# nothing but errors (V=1 shows its command lines).
+demo:
+	@$(MAKE) --no-print-directory tools $(if $(filter 1,$(V)),,>/dev/null)
+	@BUILD=$(BUILD) sh examples/demo.sh
 
 install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: cnt-accumulate [-o file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                      [--stats file] [-v] [--progress] [file ...]\n";
+	"                      [--stats file] [-v] [--progress | --no-progress]\n"
+	"                      [file ...]\n";
 
 static const char help[] =
 	"Group windowed events (from cnt-window) by (tenant, counter, counter version,\n"
@@ -29,8 +30,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"

@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: cnt-cat [--count | --schema | --meta] [-F json|csv] [-n count] [-t]\n"
-	"               [--as event|raw | --reader-schema file] [-v] [--progress]\n"
+	"               [--as event|raw | --reader-schema file] [--stats file] [-v]\n"
+	"               [--progress | --no-progress]\n"
 	"               [file ...]\n";
 
 static const char help[] =
@@ -26,9 +27,10 @@ static const char help[] =
 	"      --meta              print each container's header as a JSON object\n"
 	"      --as event|raw      read as cnt.CountingEvent or cnt.RawEvent (schema resolution)\n"
 	"      --reader-schema F   read with the Avro schema in file F (schema resolution)\n"
+	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           per-input record counts on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
@@ -102,6 +104,14 @@ int main(int argc, char **argv)
 	}
 	if (cnt_print_finish(&p, &err) != 0)
 		cnt_die_err(&err);
+	if (co.stats_path) {
+		cnt_stats s;
+
+		cnt_stats_begin(&s);
+		cnt_stats_u64(&s, "in", p.total);
+		cnt_stats_u64(&s, "out", p.mode == CNT_PRINT_RECORDS ? p.total : 0);
+		cnt_stats_write(&s, co.stats_path);
+	}
 	cnt_print_release(&p);
 	cnt_avro_schema_free(reader);
 	return cnt_cli_finish();

@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: cnt-dedup -d definitions [-s state] [-o file] [-D file] [-r file]\n"
-	"                 [-c codec] [--level n] [--stats file] [-v] [--progress] [file ...]\n";
+	"                 [-c codec] [--level n] [--stats file] [-v]\n"
+	"                 [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
 	"Drop events whose (tenant, counter, dedup key) was already seen within the\n"
@@ -30,8 +31,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --stats FILE        counts and hit rates as one JSON object\n"
 	"  -v, --verbose           one summary line on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
@@ -117,15 +118,6 @@ int main(int argc, char **argv)
 		if (cnt_dedup_save(&dd, state_out.fd, state_path, &kept, &err) != 0)
 			cnt_die_err(&err);
 	}
-	/* The events first, then the state: a failure in between leaves the
-	 * old state, and rerunning the segment gives the same output. */
-	cnt_cli_commit(&out);
-	if (dup_path)
-		cnt_cli_commit(&dup_out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
-	if (state_path)
-		cnt_cli_commit(&state_out);
 	if (co.stats_path) {
 		cnt_stats s;
 
@@ -160,6 +152,15 @@ int main(int argc, char **argv)
 		}
 		cnt_stats_write(&s, co.stats_path);
 	}
+	/* The events first, then the state: a failure in between leaves the
+	 * old state, and rerunning the segment gives the same output. */
+	cnt_cli_commit(&out);
+	if (dup_path)
+		cnt_cli_commit(&dup_out);
+	if (rej_path)
+		cnt_cli_commit(&rej_out);
+	if (state_path)
+		cnt_cli_commit(&state_out);
 	if (co.verbose)
 		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64
 			" (dedup hit rate %.2f%%); state %zu keys loaded, %zu saved", t->in, t->out, t->duplicates,

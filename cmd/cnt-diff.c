@@ -11,7 +11,7 @@
 
 static const char usage[] =
 	"usage: cnt-diff [-q] [--max-diffs n] [--tolerance r] [--stats file] [-v]\n"
-	"                left right\n";
+	"                [--progress | --no-progress] left right\n";
 
 static const char help[] =
 	"Compare two bucket files (sorted, so in one streaming pass) and list each\n"
@@ -25,6 +25,8 @@ static const char help[] =
 	"                          at most the fraction R (e.g. 0.02); default 0: bytes\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
@@ -58,7 +60,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	cnt_diff_opts o = {0, -1, 0, STDOUT_FILENO};
+	cnt_diff_opts o = {0, -1, 0, STDOUT_FILENO, cnt_progress_add};
 	cnt_diff_stats st;
 	cnt_err err;
 	int c, lfd, rfd;
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
 		cnt_die_usage("only one side can be standard input");
 	lfd = cnt_cli_open_in(argv[optind]);
 	rfd = cnt_cli_open_in(argv[optind + 1]);
+	cnt_progress_start(&co);
+	cnt_progress_input(lfd, argv[optind]);
 	if (cnt_diff_buckets(lfd, argv[optind], rfd, argv[optind + 1], &o, &st, &err) != 0)
 		cnt_die_err(&err);
 	cnt_cli_close_in(lfd);

@@ -11,7 +11,8 @@
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -w views [--now time] [--season id]\n"
 	"                   [--scopes file | --scopes-from events] [--no-publish]\n"
-	"                   [--stats file] [-v] bucket-file ...\n"
+	"                   [--stats file] [-v] [--progress | --no-progress]\n"
+	"                   bucket-file ...\n"
 	"       cnt-project -w views -b board [--scope key] --publish version\n"
 	"       cnt-project -w views -b board [--scope key] --freeze | --unfreeze\n";
 
@@ -35,8 +36,8 @@ static const char help[] =
 	"      --freeze, --unfreeze  stop or resume publishing a scope\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one line per scope on standard error\n"
-	"      --progress          progress of the bucket files read (default: when\n"
-	"                          standard error is a terminal); --no-progress\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"

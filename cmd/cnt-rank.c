@@ -14,7 +14,7 @@
 static const char usage[] =
 	"usage: cnt-rank -w views -b board [--scope key] [--view-version n] [--now time]\n"
 	"                [--overlay events] [--directory file] [-F json|table]\n"
-	"                [--stats file] [-v] question\n"
+	"                [--stats file] [-v] [--progress | --no-progress] question\n"
 	"       question: top [n] | rank member | around member [k] | value member | verify\n";
 
 static const char help[] =
@@ -38,7 +38,8 @@ static const char help[] =
 	"  -F, --output-format FMT json (default) or table, for people\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one line about the view answered from, on standard error\n"
-	"      --progress, --no-progress  accepted; cnt-rank reads nothing long\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the program's version\n"
 	"\n"

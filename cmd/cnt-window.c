@@ -12,7 +12,8 @@
 
 static const char usage[] =
 	"usage: cnt-window -d definitions [-o file] [-r file] [--shards n] [-c codec]\n"
-	"                  [--level n] [--stats file] [-v] [--progress] [file ...]\n";
+	"                  [--level n] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                  [file ...]\n";
 
 static const char help[] =
 	"Attribute each event to the bucket (one local hour of its tenant's timezone)\n"
@@ -30,8 +31,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --stats FILE        counts, late ratios and clock skew as one JSON object\n"
 	"  -v, --verbose           one summary line on standard error\n"
-	"      --progress          show progress (default when standard error is a\n"
-	"                          terminal); --no-progress never\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
@@ -104,9 +105,6 @@ int main(int argc, char **argv)
 	}
 	if (cnt_window_finish(win, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
 		cnt_die_err(&err);
-	cnt_cli_commit(&out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
 	t = cnt_window_get_totals(win);
 	if (co.stats_path) {
 		cnt_stats s;
@@ -145,6 +143,9 @@ int main(int argc, char **argv)
 		}
 		cnt_stats_write(&s, co.stats_path);
 	}
+	cnt_cli_commit(&out);
+	if (rej_path)
+		cnt_cli_commit(&rej_out);
 	if (co.verbose)
 		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", late %" PRIu64 " (%.2f%%), rejected %" PRIu64,
 			t->in, t->out, t->late, t->out ? 100.0 * (double)t->late / (double)t->out : 0.0, t->rejected);

@@ -52,6 +52,10 @@ fi
 f="$dir/files"
 
 # --- what the demo prints ------------------------------------------------
+# It starts by saying where its files are, and ends listing them (kept).
+[ "$(head -n 1 "$dir/demo.out")" = "cnt demo: the files it writes are kept in $dir/files" ] ||
+	fail "the demo's first line does not say where its files are: $(head -n 1 "$dir/demo.out")"
+expect_line "== The demo's files, kept in $dir/files"
 expect_line "cnt-ingest: in 30, out 25, rejected 3, duplicate 2 (dedup hit rate 7.41%)"
 expect_line "acme/distance_m v1 (exact): 9 events, sum 210070"
 expect_line "acme/fastest_5k_ms v1 (min): 3 events, min 1398250"

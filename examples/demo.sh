@@ -11,10 +11,12 @@
 #
 # Input: examples/events.jsonl (30 raw events for the tenants and counters
 # of examples/definitions.json, with two client retries and three events
-# that admission must refuse).  Every file is written to a temporary
-# directory that is removed at exit (CNT_DEMO_DIR=DIR keeps them in DIR
-# instead; examples/check.sh uses that).  --now fixes the ingest time, so
-# the output is the same on every run and every machine.
+# that admission must refuse).  Every file is written to $BUILD/demo
+# (build/demo; emptied first, kept afterwards so that the archive, bucket
+# file and views it describes can be looked at; make clean removes it), or
+# to CNT_DEMO_DIR=DIR, which must be new or empty (examples/check.sh uses
+# that).  The demo says where at its start and its end.  --now fixes the
+# ingest time, so the output is the same on every run and every machine.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -36,14 +38,29 @@ if ! command -v jq >/dev/null 2>&1; then
 	exit 2
 fi
 
+# A fresh directory: the dedup state and the views of an earlier run would
+# change what the demo shows.
 if [ -n "${CNT_DEMO_DIR:-}" ]; then
 	dir=$CNT_DEMO_DIR
+	if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ]; then
+		echo "demo: CNT_DEMO_DIR '$dir' is not empty; give a new or empty directory" >&2
+		exit 2
+	fi
 	mkdir -p "$dir"
 else
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/cnt-demo.XXXXXX")
-	trap 'rm -rf "$dir"' EXIT
-	trap 'exit 130' INT TERM
+	dir="$BUILD/demo"
+	rm -rf "$dir"
+	mkdir -p "$dir"
 fi
+# Where the files are, as the reader would type it (relative to the
+# repository when inside it).
+case $dir in
+"$PWD"/*) shown=${dir#"$PWD"/} ;;
+*) shown=$dir ;;
+esac
+echo "cnt demo: the files it writes are kept in $shown"
+# The man pages' EXAMPLES run in this directory, with examples/ beside it.
+ln -s "$PWD/examples" "$dir/examples"
 
 section() {
 	printf '\n== %s\n' "$1"
@@ -183,3 +200,7 @@ echo "\$ cnt-rank -w views -b $BOARD --now $NOW -F table top 10"
 section "23. One member's rank (cnt-rank rank m-1042)"
 echo "\$ cnt-rank -w views -b $BOARD --now $NOW rank m-1042"
 "$BIN/cnt-rank" -w "$dir/views" -b "$BOARD" --now "$NOW" rank m-1042
+
+section "The demo's files, kept in $shown"
+(cd "$dir" && ls -C -F)
+echo "(for example: cnt-cat --iso-time $shown/buckets.avro)"

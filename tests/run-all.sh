@@ -1,7 +1,11 @@
 #!/bin/sh
 # Runs every test of one build: C unit tests, fuzz-corpus replays, the bats
-# CLI tests and the examples.  Ends with one line "N passed, N failed" and
-# a non-zero status when anything failed.
+# CLI tests, the man pages' EXAMPLES (tests/man-examples.sh) and the demo's
+# check (examples/check.sh).  Ends with one line "N passed, N failed" and
+# a non-zero status when anything failed.  Every part counts a non-zero
+# exit status as a failure, whatever it printed before: a unit binary or
+# bats that exits non-zero after an all-passed summary (a leak report, a
+# crash in teardown), a replay, a skipped bats test (the project has none).
 #   BUILD=build sh tests/run-all.sh        (make check does this)
 #   BATS_FILTER=cat sh tests/run-all.sh    (only tests/*cat*.bats)
 set -u
@@ -44,15 +48,38 @@ if command -v bats >/dev/null 2>&1; then
 	files=$(ls tests/*${BATS_FILTER:-}*.bats 2>/dev/null)
 	if [ -n "$files" ]; then
 		# shellcheck disable=SC2086
-		bats --tap $files >"$log" 2>&1
+		if bats --tap $files >"$log" 2>&1; then rc=0; else rc=$?; fi
 		grep -E '^not ok' "$log" >/dev/null && sed -n '/^not ok/,/^ok/p' "$log" | grep -v '^ok'
-		p=$(grep -cE '^ok' "$log")
+		# A skipped test is not a passed one (tests do not skip).
+		s=$(grep -cE '^ok .* # skip' "$log")
+		p=$(grep -E '^ok' "$log" | grep -cvE ' # skip')
 		f=$(grep -cE '^not ok' "$log")
 		pass=$((pass + p)); fail=$((fail + f))
-		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then cat "$log"; note_fail "bats ran no test"; fi
+		grep -E '^ok .* # skip' "$log" | while IFS= read -r l; do echo "FAILED: skipped: $l"; done
+		fail=$((fail + s))
+		if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then cat "$log"; note_fail "bats ran no test"
+		elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
+			cat "$log"; note_fail "bats (exit status $rc with no failed test)"
+		fi
 	fi
 else
 	note_fail "bats is not installed (run scripts/install-deps.sh)"
+fi
+
+# The man pages' EXAMPLES: one test per command (its summary line is read
+# as a unit binary's is).
+if [ -z "${BATS_FILTER:-}" ] && [ -f tests/man-examples.sh ]; then
+	if sh tests/man-examples.sh >"$log" 2>&1; then rc=0; else rc=$?; fi
+	line=$(grep -E '^man-examples: [0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+	if [ -z "$line" ]; then
+		cat "$log"; note_fail "man page examples (exit status $rc, no summary)"
+	else
+		p=$(echo "$line" | sed -E 's/.* ([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+		pass=$((pass + p)); fail=$((fail + f))
+		[ "$f" -eq 0 ] || grep -v '^ok ' "$log"
+		if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then cat "$log"; note_fail "man page examples (exit status $rc after its summary)"; fi
+	fi
 fi
 
 if [ -z "${BATS_FILTER:-}" ] && [ -f examples/check.sh ]; then

@@ -25,7 +25,9 @@
 static struct {
 	const char *tool, *usage, *help;
 	cnt_out *volatile outs[MAX_OUTS];
-} G = {"cnt", "", "", {0}};
+	cnt_out stats_out;        /* --stats, committed by cnt_cli_finish() */
+	int stats_pending;
+} G = {"cnt", "", "", {0}, {-1, NULL, NULL, 0}, 0};
 
 const char *cnt_cli_tool(void)
 {
@@ -541,7 +543,6 @@ void cnt_stats_release(cnt_stats *s)
 
 void cnt_stats_write(cnt_stats *s, const char *path)
 {
-	cnt_out o;
 	cnt_err err;
 
 	while (s->depth > 0)
@@ -555,12 +556,15 @@ void cnt_stats_write(cnt_stats *s, const char *path)
 		cnt_stats_release(s);
 		return;
 	}
-	cnt_cli_out(&o, path);
-	if (cnt_write_all(o.fd, s->b.p, s->b.len) != 0) {
+	/* Committed by cnt_cli_finish(), after the tool's own outputs: a
+	 * tool that fails after this leaves no statistics of a run that did
+	 * not happen. */
+	cnt_cli_out(&G.stats_out, path);
+	if (cnt_write_all(G.stats_out.fd, s->b.p, s->b.len) != 0) {
 		cnt_err_write(&err, errno, "--stats: cannot write '%s'", path);
 		cnt_die_err(&err);
 	}
-	cnt_cli_commit(&o);
+	G.stats_pending = 1;
 	cnt_stats_release(s);
 }
 
@@ -706,6 +710,10 @@ int cnt_cli_finish(void)
 	if (fclose(stdout) != 0) {
 		cnt_err_write(&err, errno, "cannot write standard output");
 		cnt_die_err(&err);
+	}
+	if (G.stats_pending) {
+		G.stats_pending = 0;
+		cnt_cli_commit(&G.stats_out);
 	}
 	return CNT_EXIT_OK;
 }

@@ -191,7 +191,9 @@ void cnt_stats_array(cnt_stats *s, const char *key);
 void cnt_stats_close(cnt_stats *s);
 /* Closes what is open and writes the object, with a newline, to path (a
  * file written whole or not at all; "-" is standard error, so that a
- * pipeline's standard output stays the data).  Dies on failure; frees s. */
+ * pipeline's standard output stays the data).  Call it before committing
+ * the tool's outputs: the file is renamed into place by cnt_cli_finish(),
+ * last, so a run that fails leaves neither.  Dies on failure; frees s. */
 void cnt_stats_write(cnt_stats *s, const char *path);
 void cnt_stats_release(cnt_stats *s);
 

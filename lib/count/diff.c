@@ -92,10 +92,16 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 		} else if (d > 0) {
 			pr = &R->b;
 			st->only_right++;
-		} else if (cnt_bucket_values_differ(&L->b, &R->b, o->tolerance)) {
-			pl = &L->b;
-			pr = &R->b;
-			st->changed++;
+		} else {
+			int v = cnt_bucket_values_differ(&L->b, &R->b, o->tolerance);
+
+			if (v < 0)
+				return cnt_err_oom(err, "comparing sketches");
+			if (v > 0) {
+				pl = &L->b;
+				pr = &R->b;
+				st->changed++;
+			}
 		}
 		if ((pl || pr) && !o->quiet && (o->max_shown < 0 || st->shown < (uint64_t)o->max_shown)) {
 			if (line(out, pl, pr) != 0)
@@ -104,6 +110,8 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 			if (flush(o->fd, out, 1u << 16, err) != 0)
 				return -1;
 		}
+		if (o->tick)
+			o->tick(d == 0 ? 2 : 1);
 		if (d <= 0) {
 			L->done++;
 			if (advance(L, err) != 0)

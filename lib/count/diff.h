@@ -22,6 +22,7 @@ typedef struct cnt_diff_opts {
 	int64_t max_shown;    /* print at most this many differences; -1: all */
 	int quiet;            /* print none */
 	int fd;               /* where the lines go */
+	void (*tick)(uint64_t);  /* records read, for progress; may be NULL */
 } cnt_diff_opts;
 
 typedef struct cnt_diff_stats {

@@ -287,8 +287,10 @@ static int put_estimate(cnt_buf *out, const char *name, cnt_slice s)
 
 	if (cnt_buf_printf(out, ",\"%s\":", name) != 0)
 		return -1;
-	if (s.p == NULL || cnt_hll_deserialize(&h, (const uint8_t *)s.p, s.n, &err) != 0)
+	if (s.p == NULL)
 		return cnt_buf_append(out, "null", 4);
+	if (cnt_hll_deserialize(&h, (const uint8_t *)s.p, s.n, &err) != 0)
+		return err.kind == CNT_ERR_NOMEM ? -1 : cnt_buf_append(out, "null", 4);
 	if (cnt_buf_printf(out, "%llu", (unsigned long long)cnt_hll_estimate(&h)) != 0) {
 		cnt_hll_release(&h);
 		return -1;
@@ -344,10 +346,10 @@ static int sketch_differs(cnt_slice a, cnt_slice b, double tolerance)
 	if (tolerance <= 0)
 		return 1;
 	if (cnt_hll_deserialize(&ha, (const uint8_t *)a.p, a.n, &err) != 0)
-		return 1;
+		return err.kind == CNT_ERR_NOMEM ? -1 : 1;
 	if (cnt_hll_deserialize(&hb, (const uint8_t *)b.p, b.n, &err) != 0) {
 		cnt_hll_release(&ha);
-		return 1;
+		return err.kind == CNT_ERR_NOMEM ? -1 : 1;
 	}
 	ea = (double)cnt_hll_estimate(&ha);
 	eb = (double)cnt_hll_estimate(&hb);
@@ -358,11 +360,15 @@ static int sketch_differs(cnt_slice a, cnt_slice b, double tolerance)
 
 int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance)
 {
-	return a->bucket_end != b->bucket_end || a->count != b->count || a->sum != b->sum ||
-		a->has_min != b->has_min || (a->has_min && a->min != b->min) ||
-		a->has_max != b->has_max || (a->has_max && a->max != b->max) ||
-		a->has_last != b->has_last || (a->has_last && a->last_event_time != b->last_event_time) ||
-		a->max_ingest_time != b->max_ingest_time || a->late_count != b->late_count ||
-		a->late_sum != b->late_sum || sketch_differs(a->sketch, b->sketch, tolerance) ||
-		sketch_differs(a->late_sketch, b->late_sketch, tolerance);
+	int d;
+
+	if (a->bucket_end != b->bucket_end || a->count != b->count || a->sum != b->sum ||
+	    a->has_min != b->has_min || (a->has_min && a->min != b->min) ||
+	    a->has_max != b->has_max || (a->has_max && a->max != b->max) ||
+	    a->has_last != b->has_last || (a->has_last && a->last_event_time != b->last_event_time) ||
+	    a->max_ingest_time != b->max_ingest_time || a->late_count != b->late_count ||
+	    a->late_sum != b->late_sum)
+		return 1;
+	d = sketch_differs(a->sketch, b->sketch, tolerance);
+	return d != 0 ? d : sketch_differs(a->late_sketch, b->late_sketch, tolerance);
 }

@@ -57,12 +57,13 @@ static inline int cnt_i128_fits64(cnt_i128 v)
 /* Appends b as a compact JSON object: its fields as cnt-cat prints them,
  * except sketches, which are given as their estimates ("sketch_estimate",
  * "late_sketch_estimate"; null when absent or unreadable) and a 128-bit
- * sum, which is a decimal number.  Returns 0 or -1. */
+ * sum, which is a decimal number.  Returns 0 or -1 (out of memory). */
 int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out);
 
-/* Compares everything but the key: 0 when equal.  tolerance > 0 compares
- * sketches by their estimates, equal within that relative difference;
- * 0 compares their bytes. */
+/* Compares everything but the key: 0 when equal, 1 when not, -1 when out
+ * of memory (reading sketches to compare their estimates).  tolerance > 0
+ * compares sketches by their estimates, equal within that relative
+ * difference; 0 compares their bytes. */
 int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance);
 
 typedef struct cnt_bucket_in {

@@ -1,0 +1,623 @@
+#!/usr/bin/env bats
+# Fault paths, the same for every tool (cnt(7), EXIT STATUS):
+#   - an output that cannot be written (/dev/full): status 3, one line
+#     "cnt-x: ..." naming the cause, no output or temporary file left;
+#   - a closed pipe, with SIGPIPE at its default and ignored by the parent:
+#     nothing on standard error, the tool ends by SIGPIPE (status 141),
+#     temporaries removed;
+#   - a bad option: status 2 and the usage text; trailing operands where
+#     the tool takes none (or after a complete cnt-rank question): status 2;
+#   - --version: "cnt-x 0.1.0" on standard output, status 0;
+#   - allocation failure (CNT_FAIL_ALLOC=N, lib/base/failalloc.c) at every
+#     allocation a small run makes: the run either succeeds with the same
+#     output or exits 4 with one "out of memory" line, never a crash, and
+#     leaves no output or temporary file;
+#   - a run killed by SIGKILL leaves its temporary, which the next run
+#     writing the same file removes; SIGTERM removes it at once.
+#
+# Inputs are the demo's (examples/), counted by the pipeline in
+# setup_file, plus a large generated day (20000 events, one member each) so
+# that outputs do not fit a pipe buffer.  Long option names are used: they
+# are the same before and after the vocabulary change of issue 7.
+
+bats_require_minimum_version 1.5.0
+
+ROOT="$BATS_TEST_DIRNAME/.."
+DEFS="$ROOT/examples/definitions.json"
+EVENTS="$ROOT/examples/events.jsonl"
+NOW=2026-11-30T09:00:00Z
+BOARD=acme-30d-distance
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank"
+PY=/usr/bin/python3
+command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
+
+setup_file() {
+	local F=$BATS_FILE_TMPDIR
+	cd "$F"
+	cnt-ingest --definitions "$DEFS" --now "$NOW" --output archive.avro --rejects /dev/null "$EVENTS"
+	head -n 15 "$EVENTS" >part.jsonl
+	cnt-ingest --definitions "$DEFS" --now "$NOW" --output part.avro --rejects /dev/null part.jsonl
+	cnt-dedup --definitions "$DEFS" --state part.state --output /dev/null part.avro
+	cnt-dedup --definitions "$DEFS" --output deduped.avro archive.avro
+	cnt-window --definitions "$DEFS" --output windowed.avro deduped.avro
+	cnt-accumulate --output buckets.avro windowed.avro
+	cnt-accumulate --output doubled.avro buckets.avro buckets.avro
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views views --now "$NOW" buckets.avro
+	printf '%s\n' '{"member_ref":"m-1042","display_name":"Ana"}' \
+		'{"member_ref":"m-2210","display_name":"Ben","opted_out":true}' >members.jsonl
+
+	# Events of a counter the demo's definitions do not declare (admitted
+	# under defs2.json): cnt-dedup and cnt-window reject them.
+	jq '.counters += [{"tenant_id": "acme", "counter_id": "ghost",
+		"versions": [{"version": 1, "type": "exact", "windows": ["all_time"]}]}]' "$DEFS" >defs2.json
+	printf '%s\n' \
+		'{"idempotency_key":"g1","tenant_id":"acme","counter_id":"ghost","member_ref":"m-1","delta":1,"event_time":"2026-11-29T10:00:00Z"}' \
+		'{"idempotency_key":"g2","tenant_id":"acme","counter_id":"ghost","member_ref":"m-2","delta":2,"event_time":"2026-11-29T11:00:00Z"}' >ghost.jsonl
+	cnt-ingest --definitions defs2.json --now "$NOW" --output ghost.avro ghost.jsonl
+
+	# A large day: 20000 events, one member each, so that every output is
+	# megabytes (a pipe holds 64 KiB).
+	"$PY" - >big.jsonl <<-'EOF'
+	for i in range(20000):
+	    print('{"idempotency_key":"big-%05d","tenant_id":"acme","counter_id":"distance_m",'
+	          '"member_ref":"m-%05d","delta":%d,"event_time":"2026-11-29T%02d:%02d:00Z"}'
+	          % (i, i, 1000 + i, i % 24, i % 60))
+	EOF
+	cnt-ingest --definitions "$DEFS" --now "$NOW" --output big.avro big.jsonl
+	cnt-dedup --definitions "$DEFS" --output bigdedup.avro big.avro
+	cnt-window --definitions "$DEFS" --output bigwin.avro bigdedup.avro
+	cnt-accumulate --output bigbuckets.avro bigwin.avro
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views bigviews --now "$NOW" bigbuckets.avro
+}
+
+setup() {
+	F=$BATS_FILE_TMPDIR
+	T=$BATS_TEST_TMPDIR
+	O=$T/out
+	PROBLEMS=$T/problems
+	: >"$PROBLEMS"
+	cd "$T"
+}
+
+# problem TEXT: notes a failed expectation; check_problems fails the test
+# listing them all (so one run shows every tool that is wrong).
+problem() {
+	printf '%s\n' "$*" >>"$PROBLEMS"
+}
+
+check_problems() {
+	if [ -s "$PROBLEMS" ]; then
+		cat "$PROBLEMS"
+		return 1
+	fi
+}
+
+# leftovers DIR: every temporary-looking entry under DIR (hidden names,
+# ".NAME.tmp-PID-XXXXXX", a view's ".v000001.XXXXXX").
+leftovers() {
+	find "$1" -mindepth 1 -name '.*' 2>/dev/null | sort
+}
+
+# files DIR: regular files and links under DIR, relative, sorted.
+files() {
+	find "$1" -mindepth 1 \( -type f -o -type l \) -printf '%P\n' | sort
+}
+
+# one_line TOOL FILE: FILE holds exactly one line, "TOOL: ...".
+one_line() {
+	[ "$(wc -l <"$2")" -eq 1 ] && [ "$(head -c $((${#1} + 2)) "$2")" = "$1: " ]
+}
+
+# views_whole: the files in $O are only those of whole view versions (a
+# version directory with its view.avro and index.bin) and their links.
+views_whole() {
+	local f
+	[ "${1:-}" = scan ] && scan
+	for f in "${FILES[@]}"; do
+		case $f in
+		views/*/*/v[0-9][0-9][0-9][0-9][0-9][0-9]/*)
+			[ -f "$O/${f%/*}/view.avro" ] && [ -f "$O/${f%/*}/index.bin" ] || return 1 ;;
+		views/*/*/current) ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
+# clean_out: after a failure, $O holds no temporary and no file but whole
+# view versions (cnt-project publishes each scope's version when it is
+# complete; a later failure, such as of --stats, does not take it back).
+clean_out() {
+	[ -z "$(leftovers "$O")" ] && views_whole scan
+}
+
+# ---- output that cannot be written --------------------------------------------
+
+# full TOOL ARG...: runs TOOL; when no argument is /dev/full, its standard
+# output is /dev/full.  Expects status 3, one line naming the cause, and
+# nothing left in $O.
+full() {
+	local tool=$1 rc=0 to_stdout=1 a
+	for a in "$@"; do [ "$a" = /dev/full ] && to_stdout=0; done
+	rm -rf "$O" && mkdir -p "$O"
+	if [ "$to_stdout" -eq 1 ]; then
+		"$@" >/dev/full 2>"$T/err" </dev/null || rc=$?
+	else
+		"$@" >"$T/stdout" 2>"$T/err" </dev/null || rc=$?
+	fi
+	if [ "$rc" -ne 3 ]; then
+		problem "$*: status $rc, not 3; stderr: $(head -c 300 "$T/err")"
+	elif ! one_line "$tool" "$T/err" || ! grep -q 'No space left on device' "$T/err"; then
+		problem "$*: stderr is not one '$tool: ...: No space left on device' line: $(head -c 300 "$T/err")"
+	fi
+	clean_out || problem "$*: left in the output directory: $(files "$O") $(leftovers "$O")"
+}
+
+@test "/dev/full: every output of every tool fails with status 3, one line, nothing left behind" {
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output /dev/full --rejects /dev/null "$EVENTS"
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/full "$EVENTS"
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+		--duplicates /dev/full "$EVENTS"
+	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+		--stats /dev/full "$EVENTS"
+
+	full cnt-cat "$F/archive.avro"
+	full cnt-cat --output-format csv "$F/archive.avro"
+	full cnt-cat --count "$F/archive.avro"
+	full cnt-cat --schema "$F/archive.avro"
+	full cnt-cat --meta "$F/archive.avro"
+
+	full cnt-dedup --definitions "$DEFS" "$F/archive.avro"
+	full cnt-dedup --definitions "$DEFS" --output /dev/full "$F/archive.avro"
+	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --duplicates /dev/full "$F/archive.avro"
+	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/full "$F/ghost.avro"
+	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --state "$O/state" --stats /dev/full "$F/archive.avro"
+
+	full cnt-window --definitions "$DEFS" "$F/deduped.avro"
+	full cnt-window --definitions "$DEFS" --output /dev/full "$F/deduped.avro"
+	full cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/full "$F/ghost.avro"
+	full cnt-window --definitions "$DEFS" --output "$O/a.avro" --stats /dev/full "$F/deduped.avro"
+
+	full cnt-accumulate "$F/windowed.avro"
+	full cnt-accumulate --output /dev/full "$F/windowed.avro"
+	full cnt-accumulate --output "$O/a.avro" --stats /dev/full "$F/windowed.avro"
+
+	full cnt-diff "$F/buckets.avro" "$F/doubled.avro"
+	full cnt-diff --stats /dev/full "$F/buckets.avro" "$F/buckets.avro"
+
+	full cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
+		--stats /dev/full "$F/buckets.avro"
+
+	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" top 10
+	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table top 10
+	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
+	check_problems
+}
+
+# ---- a closed pipe -------------------------------------------------------------
+
+# head1 MODE TOOL ARG...: TOOL's standard output into `head -c 1`, with
+# SIGPIPE ignored by the parent shell (MODE ignore; bash passes an ignored
+# signal on to what it runs) or at its default.  Expects status 141 and
+# nothing on standard error.
+head1() {
+	local mode=$1 st
+	shift
+	if [ "$mode" = ignore ]; then
+		st=$(trap '' PIPE; "$@" 2>"$T/err" </dev/null | head -c 1 >/dev/null; echo "${PIPESTATUS[0]}")
+	else
+		st=$("$@" 2>"$T/err" </dev/null | head -c 1 >/dev/null; echo "${PIPESTATUS[0]}")
+	fi
+	[ "$st" -eq 141 ] || problem "SIGPIPE $mode: $*: status $st, not 141; stderr: $(head -c 300 "$T/err")"
+	[ ! -s "$T/err" ] || problem "SIGPIPE $mode: $*: said something: $(head -c 300 "$T/err")"
+}
+
+# closed MODE TOOL ARG...: TOOL with standard output a pipe whose reading end
+# is already closed (so even a one-line answer meets it), SIGPIPE ignored or
+# at its default.  Expects status 141, nothing on standard error, nothing
+# left in $O.
+closed() {
+	local mode=$1 st
+	shift
+	rm -rf "$O" && mkdir -p "$O"
+	st=$("$PY" -c '
+import os, signal, subprocess, sys
+mode, err, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
+r, w = os.pipe()
+os.close(r)
+disp = signal.SIG_IGN if mode == "ignore" else signal.SIG_DFL
+with open(err, "wb") as e:
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=w, stderr=e,
+                       preexec_fn=lambda: signal.signal(signal.SIGPIPE, disp))
+print(128 - p.returncode if p.returncode < 0 else p.returncode)
+' "$mode" "$T/err" "$@")
+	[ "$st" -eq 141 ] || problem "closed pipe, SIGPIPE $mode: $*: status $st, not 141; stderr: $(head -c 300 "$T/err")"
+	[ ! -s "$T/err" ] || problem "closed pipe, SIGPIPE $mode: $*: said something: $(head -c 300 "$T/err")"
+	clean_out || problem "closed pipe, SIGPIPE $mode: $*: left in the output directory: $(files "$O") $(leftovers "$O")"
+}
+
+@test "SIGPIPE: every tool writing into '| head -c 1' ends quietly by SIGPIPE, at default and ignored" {
+	local mode
+	for mode in default ignore; do
+		head1 $mode cnt-ingest --definitions "$DEFS" --now "$NOW" "$F/big.jsonl"
+		head1 $mode cnt-cat "$F/big.avro"
+		head1 $mode cnt-cat --output-format csv "$F/big.avro"
+		head1 $mode cnt-dedup --definitions "$DEFS" "$F/big.avro"
+		head1 $mode cnt-window --definitions "$DEFS" "$F/bigdedup.avro"
+		head1 $mode cnt-accumulate "$F/bigwin.avro"
+		head1 $mode cnt-diff "$F/bigbuckets.avro" "$F/buckets.avro"
+		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" top 10000
+		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
+	done
+	check_problems
+}
+
+@test "SIGPIPE: a pipe closed before the first write, every tool, at default and ignored; temporaries removed" {
+	local mode
+	for mode in default ignore; do
+		closed $mode cnt-ingest --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
+		# the rejects go to the closed pipe while the output is a file
+		closed $mode cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+			--rejects /dev/stdout "$EVENTS"
+		closed $mode cnt-cat --count "$F/archive.avro"
+		closed $mode cnt-dedup --definitions "$DEFS" --state "$O/state" "$F/archive.avro"
+		closed $mode cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/stdout "$F/ghost.avro"
+		closed $mode cnt-accumulate --stats "$O/st.json" "$F/windowed.avro"
+		closed $mode cnt-diff "$F/buckets.avro" "$F/doubled.avro"
+		closed $mode cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
+			--no-publish --stats /dev/stdout "$F/buckets.avro"
+		closed $mode cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
+		closed $mode cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table top 3
+	done
+	check_problems
+}
+
+# ---- usage errors and --version ---------------------------------------------
+
+# usage_error TOOL ARG...: status 2, nothing on standard output, standard
+# error says what is wrong and shows the usage text.
+usage_error() {
+	local tool=$1 rc=0
+	"$@" >"$T/stdout" 2>"$T/err" </dev/null || rc=$?
+	[ "$rc" -eq 2 ] || problem "$*: status $rc, not 2; stderr: $(head -c 300 "$T/err")"
+	[ ! -s "$T/stdout" ] || problem "$*: printed on standard output: $(head -c 300 "$T/stdout")"
+	grep -q "^usage: $tool " "$T/err" || problem "$*: no usage text on standard error: $(head -c 300 "$T/err")"
+	[ "$(head -c $((${#tool} + 2)) "$T/err")" = "$tool: " ] ||
+		problem "$*: standard error does not start with '$tool: ': $(head -c 300 "$T/err")"
+}
+
+@test "a bad option: status 2, the message and the usage text, for every tool" {
+	local t
+	for t in $TOOLS; do
+		usage_error "$t" --bogus-option
+		usage_error "$t" -Z
+		usage_error "$t" --stats
+		usage_error "$t" --help=yes
+	done
+	check_problems
+}
+
+@test "trailing operands where a tool takes none, or after a complete question, are a usage error" {
+	local V="$F/views" q
+	usage_error cnt-diff "$F/buckets.avro" "$F/buckets.avro" "$F/doubled.avro"
+	usage_error cnt-diff "$F/buckets.avro"
+	for q in "top 3 extra" "top 3 --bogus" "top 2x" "top -1" "top 0x10" "rank m-1042 extra" \
+		"around m-1042 2 extra" "around m-1042 2x" "value m-1042 extra" "top 3 4" "where m-1042" ""; do
+		# shellcheck disable=SC2086
+		usage_error cnt-rank --views "$V" --board "$BOARD" --now "$NOW" $q
+	done
+	usage_error cnt-project --views "$V" --board "$BOARD" --publish 1 extra
+	usage_error cnt-project --views "$V" --board "$BOARD" --scope global --freeze extra
+	usage_error cnt-project --views "$V" --board "$BOARD" --scope global --unfreeze extra
+	check_problems
+}
+
+@test "cnt-rank: options may follow the question (GNU permutation); -- ends the options" {
+	run -0 cnt-rank top 3 --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table
+	[[ ${lines[0]} == "board $BOARD "* ]]
+	[ "${#lines[@]}" -eq 4 ]
+	run -0 cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" -- top 3
+	[ "$(echo "$output" | jq '.entries | length')" -eq 3 ]
+}
+
+@test "--version prints 'cnt-x VERSION' (the Makefile's) for every tool" {
+	local t version
+	version=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
+	[ -n "$version" ]
+	for t in $TOOLS; do
+		run -0 --separate-stderr "$t" --version
+		[ "$output" = "$t $version" ] || problem "$t --version printed '$output'"
+		[ -z "$stderr" ] || problem "$t --version said on standard error: $stderr"
+	done
+	check_problems
+}
+
+# ---- allocation failure --------------------------------------------------------
+
+# sweep STATUS PREP CHECK TOOL ARG...: runs TOOL ARG... (writing into $O,
+# standard output to $T/stdout) once as a reference, which must end with
+# STATUS; then with CNT_FAIL_ALLOC=N for N = 1, 2, ... until 5 runs in a row
+# succeed (the run no longer reaches an N-th allocation), at most CAP runs.
+# Each run must either end with STATUS and give the reference's standard
+# output and files, or end with status 4 and one "out of memory" line,
+# leaving no output or temporary file (CHECK names a function that says
+# whether what $O holds after a failure is allowed).  PREP names a
+# function that sets up $O before each run.
+CAP=${CNT_FAULTS_CAP:-800}
+
+sweep() {
+	local want=$1 prep=$2 check=$3 tool=$4 n=0 ok=0 rc last=0 before ref f
+	local -a err
+	shift 3
+	before=$(wc -l <"$PROBLEMS")
+	rm -rf "$O" && mkdir -p "$O" && $prep
+	rc=0
+	"$@" >"$T/ref.stdout" 2>"$T/err" </dev/null || rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		problem "$*: the reference run ends with $rc, not $want: $(head -c 300 "$T/err")"
+		return
+	fi
+	scan
+	ref="${FILES[*]}"
+	rm -rf "$T/ref" && cp -a "$O" "$T/ref"
+	while [ "$ok" -lt 5 ]; do
+		n=$((n + 1))
+		if [ "$n" -gt "$CAP" ]; then
+			problem "$tool: still failing at CNT_FAIL_ALLOC=$CAP (more allocations than the cap?)"
+			return
+		fi
+		rm -rf "$O" && mkdir -p "$O" && $prep
+		rc=0
+		CNT_FAIL_ALLOC=$n "$@" >"$T/stdout" 2>"$T/err" </dev/null || rc=$?
+		scan
+		if [ "$rc" -eq "$want" ]; then
+			ok=$((ok + 1))
+			cmp -s "$T/stdout" "$T/ref.stdout" ||
+				problem "$tool CNT_FAIL_ALLOC=$n: succeeded with another standard output"
+			[ "${FILES[*]}" = "$ref" ] ||
+				problem "$tool CNT_FAIL_ALLOC=$n: succeeded with other files: ${FILES[*]}"
+			# the data files, byte for byte (--stats may hold timings)
+			for f in $ref; do
+				case $f in *.json) continue ;; esac
+				# a link (a view's current) is compared by its target
+				if [ -L "$O/$f" ]; then
+					[ "$(readlink "$O/$f")" = "$(readlink "$T/ref/$f")" ] ||
+						problem "$tool CNT_FAIL_ALLOC=$n: succeeded, but $f points elsewhere"
+					continue
+				fi
+				cmp -s "$O/$f" "$T/ref/$f" || problem "$tool CNT_FAIL_ALLOC=$n: succeeded, but $f differs"
+			done
+			continue
+		fi
+		ok=0
+		last=$n
+		mapfile -t err <"$T/err"
+		if [ "$rc" -ne 4 ]; then
+			problem "$tool CNT_FAIL_ALLOC=$n: status $rc, not 4 (or $want); stderr: ${err[*]}"
+		elif [ "${#err[@]}" -ne 1 ] || [[ ${err[0]} != "$tool: "*"out of memory"* ]]; then
+			problem "$tool CNT_FAIL_ALLOC=$n: stderr is not one '$tool: ... out of memory' line: ${err[*]}"
+		fi
+		[ "${#LEFT[@]}" -eq 0 ] || problem "$tool CNT_FAIL_ALLOC=$n: temporaries left: ${LEFT[*]}"
+		$check || problem "$tool CNT_FAIL_ALLOC=$n: left in the output directory: ${FILES[*]}"
+		if [ "$(wc -l <"$PROBLEMS")" -gt $((before + 10)) ]; then
+			problem "$tool: (stopped at CNT_FAIL_ALLOC=$n after 10 problems)"
+			return
+		fi
+	done
+	# Some allocation must have been reached, or the knob does nothing.
+	[ "$last" -gt 0 ] || problem "$tool: no run failed: is it built with FAILALLOC=1?"
+	echo "# $tool: $last allocations failed cleanly" >&3
+}
+
+# scan: LEFT, the temporary-looking entries of $O, and FILES, its regular
+# files and links (relative paths, sorted), with one find.
+scan() {
+	local -a all
+	local f
+	LEFT=() FILES=()
+	mapfile -t all < <(find "$O" -mindepth 1 \( -name '.*' -printf 'L %P\n' -prune \) -o \
+		\( \( -type f -o -type l \) -printf 'F %P\n' \) | sort)
+	for f in "${all[@]}"; do
+		case $f in
+		"L "*) LEFT+=("${f#L }") ;;
+		*) FILES+=("${f#F }") ;;
+		esac
+	done
+}
+
+no_prep() { :; }
+# nothing in $O after a failure
+nothing_left() { [ "${#FILES[@]}" -eq 0 ]; }
+# the dedup state given to the run is there, unchanged
+state_prep() { cp "$F/part.state" "$O/dedup.state"; }
+state_kept() { [ "${FILES[*]}" = "dedup.state" ] && cmp -s "$O/dedup.state" "$F/part.state"; }
+tmp_prep() { mkdir -p "$O/tmp"; }
+@test "allocation failure: cnt-ingest fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+		--rejects "$O/rejects.jsonl" --duplicates "$O/dups.jsonl" --stats "$O/st.json" "$EVENTS"
+	check_problems
+}
+
+@test "allocation failure: cnt-cat fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-cat --iso-time "$F/archive.avro" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-cat --as raw "$F/archive.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-dedup fails cleanly at every allocation, its state file untouched" {
+	sweep 0 state_prep state_kept cnt-dedup --definitions "$DEFS" --state "$O/dedup.state" \
+		--output "$O/a.avro" --duplicates "$O/dups.avro" --stats "$O/st.json" "$F/archive.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-window fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-window --definitions "$DEFS" --output "$O/a.avro" \
+		--rejects "$O/rejects.jsonl" --stats "$O/st.json" "$F/deduped.avro" "$F/ghost.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-accumulate fails cleanly at every allocation" {
+	sweep 0 tmp_prep nothing_left cnt-accumulate --output "$O/a.avro" --tmpdir "$O/tmp" \
+		--stats "$O/st.json" "$F/windowed.avro" "$F/buckets.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-diff fails cleanly at every allocation" {
+	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/doubled.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-project fails cleanly at every allocation" {
+	sweep 0 no_prep views_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
+		--now "$NOW" --stats "$O/st.json" "$F/buckets.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-rank fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
+		--overlay "$F/archive.avro" --directory "$F/members.jsonl" around m-1042 2
+	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
+		--output-format table top 10
+	check_problems
+}
+
+# ---- killed runs ----------------------------------------------------------------
+
+# start_slow FEED TOOL ARG...: starts TOOL in the background reading the
+# FIFO $T/in, which is kept open on descriptor 7 after FEED (a file) is
+# written into it, so the tool waits for more; its output is $T/out.avro.
+# Sets PID; waits until the temporary $T/.out.avro.tmp-PID-XXXXXX exists.
+start_slow() {
+	local feed=$1 i
+	shift
+	rm -f "$T/in" && mkfifo "$T/in"
+	# A background command of a shell without job control starts with
+	# SIGINT ignored (and the tools keep an ignored signal ignored): env
+	# gives it the default handling, as a terminal's foreground job has.
+	env --default-signal=INT "$@" >"$T/stdout" 2>"$T/err" </dev/null &
+	PID=$!
+	exec 7>"$T/in"
+	cat "$feed" >&7
+	for i in $(seq 100); do
+		compgen -G "$T/.out.avro.tmp-$PID-??????" >/dev/null && return 0
+		sleep 0.05
+	done
+	echo "$1: no temporary $T/.out.avro.tmp-$PID-XXXXXX appeared; stderr: $(cat "$T/err")"
+	kill -KILL "$PID"
+	exec 7>&-
+	return 1
+}
+
+# slow_case N: the tool, its feed (the start of its input) and a whole
+# input for the tools that write Avro while they read, N = 1..4.
+slow_case() {
+	case $1 in
+	1) head -n 5 "$EVENTS" >"$T/feed"
+	   TOOL=(cnt-ingest --definitions "$DEFS" --now "$NOW" --format json --rejects /dev/null)
+	   WHOLE=$EVENTS ;;
+	2) head -c 400 "$F/archive.avro" >"$T/feed"
+	   TOOL=(cnt-dedup --definitions "$DEFS"); WHOLE=$F/archive.avro ;;
+	3) head -c 400 "$F/deduped.avro" >"$T/feed"
+	   TOOL=(cnt-window --definitions "$DEFS"); WHOLE=$F/deduped.avro ;;
+	4) head -c 400 "$F/windowed.avro" >"$T/feed"
+	   TOOL=(cnt-accumulate); WHOLE=$F/windowed.avro ;;
+	esac
+}
+
+# gone PID: waits up to 5 s for PID to end; kills it and fails if it does not.
+gone() {
+	local i
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	kill -KILL "$1"
+	return 1
+}
+
+@test "SIGKILL mid-run leaves the temporary; the next run writing the same file removes it" {
+	local i rc tmp
+	for i in 1 2 3 4; do
+		slow_case $i
+		rm -f "$T/out.avro"
+		start_slow "$T/feed" "${TOOL[@]}" --output "$T/out.avro" "$T/in"
+		rc=0
+		kill -KILL "$PID"
+		wait "$PID" || rc=$?
+		exec 7>&-
+		[ "$rc" -eq 137 ]
+		tmp=$(compgen -G "$T/.out.avro.tmp-$PID-??????")
+		[ -f "$tmp" ]
+		[ ! -e "$T/out.avro" ]
+		# The next run writing out.avro removes the dead run's temporary.
+		"${TOOL[@]}" --output "$T/out.avro" "$WHOLE" || { echo "${TOOL[0]}: the second run failed"; return 1; }
+		[ ! -e "$tmp" ] || { echo "${TOOL[0]}: $tmp is still there"; return 1; }
+		[ -z "$(leftovers "$T")" ]
+		[ -s "$T/out.avro" ]
+	done
+}
+
+@test "SIGTERM, SIGINT and SIGHUP mid-run: the tool removes its temporary itself and ends by the signal" {
+	local i sig rc want bad=""
+	for i in 1 2 3 4; do
+		slow_case $i
+		for sig in TERM INT HUP; do
+			rm -f "$T/out.avro"
+			start_slow "$T/feed" "${TOOL[@]}" --output "$T/out.avro" "$T/in"
+			rc=0
+			kill -$sig "$PID"
+			gone "$PID" || bad="$bad${TOOL[0]} SIG$sig: still running 5 s later (killed)"$'\n'
+			wait "$PID" || rc=$?
+			exec 7>&-
+			want=$((128 + $(kill -l $sig)))
+			[ "$rc" -eq "$want" ] || bad="$bad${TOOL[0]} SIG$sig: status $rc, not $want"$'\n'
+			[ -z "$(leftovers "$T")" ] || bad="$bad${TOOL[0]} SIG$sig: left $(leftovers "$T")"$'\n'
+			[ ! -e "$T/out.avro" ] || bad="$bad${TOOL[0]} SIG$sig: wrote out.avro"$'\n'
+			rm -f "$T"/.out.avro.tmp-*
+		done
+	done
+	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+}
+
+@test "every output is a temporary renamed into place: a dead run's leftovers go, a live one's stay" {
+	local dead live=$$ f
+	dead=$(sh -c 'echo $$')   # a process that has ended
+	check_leftovers() {
+		# after a run of "$@" that writes each of $NAMES in $O
+		for f in $NAMES; do
+			[ ! -e "$O/.$f.tmp-$dead-abcdef" ] || problem "$1: the dead run's temporary of $f is still there"
+			[ -e "$O/.$f.tmp-$live-abcdef" ] || problem "$1: removed the temporary of $f of a live process"
+			[ -e "$O/$f" ] || problem "$1: did not write $f"
+		done
+	}
+	plant() {
+		rm -rf "$O" && mkdir -p "$O"
+		for f in $NAMES; do
+			echo half >"$O/.$f.tmp-$dead-abcdef"
+			echo half >"$O/.$f.tmp-$live-abcdef"
+		done
+	}
+	NAMES="a.avro rej.jsonl dup.jsonl st.json"; plant
+	cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects "$O/rej.jsonl" \
+		--duplicates "$O/dup.jsonl" --stats "$O/st.json" "$EVENTS"
+	check_leftovers cnt-ingest
+	NAMES="a.avro dup.avro state st.json"; plant
+	cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --duplicates "$O/dup.avro" --state "$O/state" \
+		--stats "$O/st.json" "$F/archive.avro"
+	check_leftovers cnt-dedup
+	NAMES="a.avro rej.jsonl st.json"; plant
+	cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects "$O/rej.jsonl" --stats "$O/st.json" \
+		"$F/deduped.avro" "$F/ghost.avro"
+	check_leftovers cnt-window
+	NAMES="a.avro st.json"; plant
+	cnt-accumulate --output "$O/a.avro" --stats "$O/st.json" "$F/windowed.avro"
+	check_leftovers cnt-accumulate
+	NAMES="st.json"; plant
+	cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/buckets.avro"
+	check_leftovers cnt-diff
+	NAMES="st.json"; plant
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
+		--stats "$O/st.json" "$F/buckets.avro"
+	check_leftovers cnt-project
+	check_problems
+}

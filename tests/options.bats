@@ -1,0 +1,92 @@
+#!/usr/bin/env bats
+# Every tool's options are the same in its --help, its man page (SYNOPSIS
+# and option list) and its source, and a letter means one thing in every
+# tool (the vocabulary of cnt(7), OPTIONS).  The comparison is done by
+# tests/options.py, which reads the mdoc source directly (no mandoc).
+
+bats_require_minimum_version 1.5.0
+
+ROOT="$BATS_TEST_DIRNAME/.."
+PY=/usr/bin/python3
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank"
+command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
+
+setup_file() {
+	local t
+	for t in $TOOLS; do
+		"$t" --help >"$BATS_FILE_TMPDIR/$t.help"
+	done
+}
+
+agree() {
+	run "$PY" "$ROOT/tests/options.py" check "$1" "$BATS_FILE_TMPDIR/$1.help" "$ROOT/man/$1.1" \
+		"$ROOT/cmd/$1.c" "$ROOT/lib/cli/cli.h"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "cnt-ingest: --help, man page SYNOPSIS, option list and source agree" { agree cnt-ingest; }
+@test "cnt-cat: --help, man page SYNOPSIS, option list and source agree" { agree cnt-cat; }
+@test "cnt-dedup: --help, man page SYNOPSIS, option list and source agree" { agree cnt-dedup; }
+@test "cnt-window: --help, man page SYNOPSIS, option list and source agree" { agree cnt-window; }
+@test "cnt-accumulate: --help, man page SYNOPSIS, option list and source agree" { agree cnt-accumulate; }
+@test "cnt-diff: --help, man page SYNOPSIS, option list and source agree" { agree cnt-diff; }
+@test "cnt-project: --help, man page SYNOPSIS, option list and source agree" { agree cnt-project; }
+@test "cnt-rank: --help, man page SYNOPSIS, option list and source agree" { agree cnt-rank; }
+
+@test "one vocabulary: a letter means one long option in every tool; shared options everywhere" {
+	local t files=()
+	for t in $TOOLS; do files+=("$BATS_FILE_TMPDIR/$t.help"); done
+	run "$PY" "$ROOT/tests/options.py" vocabulary "${files[@]}"
+	echo "$output"
+	[ "$status" -eq 0 ]
+}
+
+@test "every option the --help lists is accepted by the tool" {
+	local t opt bad=""
+	cd "$BATS_TEST_TMPDIR"
+	for t in $TOOLS; do
+		# the names of the option list ("  -o, --output FILE  ..."), and
+		# whether each takes an argument
+		while read -r opt arg; do
+			if [ -n "$arg" ]; then set -- "$opt" x; else set -- "$opt"; fi
+			timeout 10 "$t" "$@" </dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/err" || :
+			if grep -Eq 'unrecognized option|invalid option|requires an argument|doesn.t allow an argument' \
+				"$BATS_TEST_TMPDIR/err"; then
+				bad="$bad$t $*: $(head -n 1 "$BATS_TEST_TMPDIR/err")"$'\n'
+			fi
+		done < <(sed -nE 's/^ {1,8}(-[A-Za-z0-9], )?(--?[A-Za-z0-9][A-Za-z0-9-]*)( [^ ]+)?( {2,}.*)?$/\2 \3/p' \
+			"$BATS_FILE_TMPDIR/$t.help")
+	done
+	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+}
+
+# The check itself: a man page that lost an option, or gained a letter the
+# tool does not have, is reported (so the tests above cannot pass vacuously).
+@test "options.py notices a missing option, a wrong letter and a wrong argument" {
+	local man="$BATS_TEST_TMPDIR/cnt-cat.1"
+	grep -v '^\.It Fl v , Fl \\-verbose$' "$ROOT/man/cnt-cat.1" >"$man"
+	! cmp -s "$man" "$ROOT/man/cnt-cat.1"
+	run "$PY" "$ROOT/tests/options.py" check cnt-cat "$BATS_FILE_TMPDIR/cnt-cat.help" "$man" \
+		"$ROOT/cmd/cnt-cat.c" "$ROOT/lib/cli/cli.h"
+	[ "$status" -eq 1 ]
+	[[ $output == *"-v, --verbose is in the --help option list, not in the man page option list"* ]]
+
+	sed 's/^\.It Fl v , Fl \\-verbose$/.It Fl V , Fl \\-verbose/' "$ROOT/man/cnt-cat.1" >"$man"
+	run "$PY" "$ROOT/tests/options.py" check cnt-cat "$BATS_FILE_TMPDIR/cnt-cat.help" "$man" \
+		"$ROOT/cmd/cnt-cat.c" "$ROOT/lib/cli/cli.h"
+	[ "$status" -eq 1 ]
+	[[ $output == *"the man page option list says -V, --verbose"* ]]
+
+	sed 's/^\.It Fl v , Fl \\-verbose$/.It Fl v , Fl \\-verbose Ar level/' "$ROOT/man/cnt-cat.1" >"$man"
+	run "$PY" "$ROOT/tests/options.py" check cnt-cat "$BATS_FILE_TMPDIR/cnt-cat.help" "$man" \
+		"$ROOT/cmd/cnt-cat.c" "$ROOT/lib/cli/cli.h"
+	[ "$status" -eq 1 ]
+	[[ $output == *"-v, --verbose ARG"* ]]
+
+	# a letter that means two things across tools
+	sed 's/^  -v, --verbose /  -o, --verbose /' "$BATS_FILE_TMPDIR/cnt-cat.help" >"$BATS_TEST_TMPDIR/cnt-cat.help"
+	run "$PY" "$ROOT/tests/options.py" vocabulary "$BATS_TEST_TMPDIR/cnt-cat.help" "$BATS_FILE_TMPDIR/cnt-ingest.help"
+	[ "$status" -eq 1 ]
+	[[ $output == *"-o means --output in cnt-ingest; --verbose in cnt-cat"* ]]
+}
