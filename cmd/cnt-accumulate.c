@@ -51,8 +51,10 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_bool(&s, "balanced", 1);
 	cnt_stats_u64(&s, "events", st->events);
 	cnt_stats_u64(&s, "buckets_in", st->buckets_in);
-	cnt_stats_u64(&s, "events_in_buckets", st->events_in_buckets);
-	cnt_stats_u64(&s, "events_out", st->events_out);
+	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);
+	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
+	cnt_stats_u64(&s, "compensations", st->compensations);
+	cnt_stats_u64(&s, "emptied", st->emptied);
 	cnt_stats_u64(&s, "spill_runs", st->runs);
 	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);

@@ -72,6 +72,7 @@ struct cnt_accum {
 	int *runs;
 	size_t nruns, cruns;
 	cnt_buf s1, s2;     /* sketch serialization scratch */
+	int final;          /* writing the output, not a spill run */
 };
 
 static size_t mem_estimate(const cnt_accum *a)
@@ -417,6 +418,26 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 	a->st.events++;
 	if (e->ingest_time > g->max_ingest_time)
 		g->max_ingest_time = e->ingest_time;
+	if (e->retracts.p) {
+		/* A compensation (cnt-retract(1)) takes its original out of
+		 * the additive columns: one event fewer, its delta (already
+		 * negated) added.  It carries the original's times, so it is
+		 * late exactly when the original was, and its ingest_time is
+		 * never above the max_ingest_time of the record holding the
+		 * original.  Minima, maxima, last_event_time and sketches
+		 * cannot be compensated: they are left alone (the buckets a
+		 * retraction touches are rebuilt, cnt-retract --rebuild). */
+		a->st.compensations++;
+		if (w->late) {
+			a->st.late_events++;
+			g->late_count--;
+			g->late_sum += e->delta;
+		} else {
+			g->count--;
+			g->sum += e->delta;
+		}
+		return 0;
+	}
 	if (w->late) {
 		/* Kept apart: counted, never folded into the on-time values. */
 		a->st.late_events++;
@@ -588,6 +609,13 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 {
 	cnt_bucket b;
 
+	/* In the final output, a record left with no event (every event of
+	 * it retracted) is not written: a rebuild without those events has
+	 * no such key.  Spill runs keep it, so that spilling changes nothing. */
+	if (a->final && g->count == 0 && g->late_count == 0) {
+		a->st.emptied++;
+		return 0;
+	}
 	memset(&b, 0, sizeof(b));
 	b.tenant_id.p = s->tenant;
 	b.tenant_id.n = s->tn;
@@ -916,13 +944,20 @@ out:
 
 int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 {
+	int rc;
+
 	if (a->nruns == 0) {
+		a->final = 1;
 		a->st.groups_out = a->ngroups;
-		return write_sorted(a, w, err);
+		rc = write_sorted(a, w, err);
+	} else {
+		if (a->ngroups > 0 && spill(a, err) != 0)
+			return -1;
+		a->final = 1;
+		rc = merge_runs(a, w, err);
 	}
-	if (a->ngroups > 0 && spill(a, err) != 0)
-		return -1;
-	return merge_runs(a, w, err);
+	a->st.groups_out -= a->st.emptied;
+	return rc;
 }
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a)

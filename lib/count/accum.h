@@ -28,6 +28,8 @@ typedef struct cnt_accum cnt_accum;
 typedef struct cnt_accum_stats {
 	uint64_t events, late_events, buckets_in;
 	uint64_t groups_out, runs;
+	uint64_t compensations;        /* events with `retracts` set (of events) */
+	uint64_t emptied;              /* keys left with no event, not written */
 	uint64_t sum_overflows;        /* output records whose sum needs 128 bits */
 	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
 	uint64_t events_out;           /* count + late_count of the records written:
@@ -40,7 +42,12 @@ typedef struct cnt_accum_stats {
 cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err);
 void cnt_accum_free(cnt_accum *a);
 
-/* Adds one windowed event.  0, or -1 with err set (out of memory, or a
+/* Adds one windowed event.  An event with `retracts` set is a
+ * compensation (cnt-retract(1)): it subtracts one from count (late_count
+ * when late) and adds its delta to sum (late_sum), touching nothing else,
+ * so a record may hold a negative count until merged with the record of
+ * the events it retracts.  In the output, a key whose count and
+ * late_count are both 0 is left out.  0, or -1 with err set (out of memory, or a
  * spill that could not be written). */
 int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
 /* Adds n windowed events (n <= CNT_ACCUM_BATCH) whose strings are all

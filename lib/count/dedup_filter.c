@@ -28,7 +28,10 @@ struct cnt_dedup_filter {
 
 cnt_dkey cnt_dedup_event_key(const cnt_counter_version *cv, const cnt_event *e)
 {
-	if (cv->dedup_key == CNT_DEDUP_ITEM_MEMBER && e->item.p != NULL) {
+	/* A compensation (cnt-retract(1)) shares its original's member and
+	 * item: it is keyed by its own idempotency key, so it is never taken
+	 * for a second view of the item, and a resent one is a duplicate. */
+	if (cv->dedup_key == CNT_DEDUP_ITEM_MEMBER && e->item.p != NULL && e->retracts.p == NULL) {
 		const void *parts[4] = {e->tenant_id.p, e->counter_id.p, e->member_ref.p, e->item.p};
 		size_t lens[4] = {e->tenant_id.n, e->counter_id.n, e->member_ref.n, e->item.n};
 

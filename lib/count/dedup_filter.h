@@ -10,7 +10,8 @@
  *                    per idempotency key (the default);
  *   item_member      (tenant_id, counter_id, member_ref, item): one event
  *                    per (viewer, video) - the view-count key; an event of
- *                    such a counter without an item falls back to the
+ *                    such a counter without an item, and a compensation
+ *                    (`retracts` set, cnt-retract(1)), falls back to the
  *                    idempotency key.
  * The counter version is not part of the key (an event and its retry are
  * the same event across a version change), but the horizon is that of
