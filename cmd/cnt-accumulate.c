@@ -8,10 +8,11 @@
 
 #include "cli/cli.h"
 #include "count/accum.h"
+#include "time/timefmt.h"
 
 static const char usage[] =
 	"usage: cnt-accumulate [-o file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                      [--stats file] [-v] [--progress | --no-progress]\n"
+	"                      [--strict] [--stats file] [-v] [--progress | --no-progress]\n"
 	"                      [file ...]\n";
 
 static const char help[] =
@@ -28,6 +29,8 @@ static const char help[] =
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
 	"                          for a pipe)\n"
 	"      --level N           compression level\n"
+	"      --strict            fail (status 2, no output) when a record is stale:\n"
+	"                          compensations merged in left its latest times unknown\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -55,11 +58,38 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
 	cnt_stats_u64(&s, "compensations", st->compensations);
 	cnt_stats_u64(&s, "emptied", st->emptied);
+	cnt_stats_u64(&s, "stale", st->stale);
 	cnt_stats_u64(&s, "spill_runs", st->runs);
 	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
 	cnt_stats_u64(&s, "memory_limit", memory);
 	cnt_stats_write(&s, path);
+}
+
+/* s, at most 128 bytes of it, with control bytes and backslashes as \xNN */
+static const char *safe(cnt_slice s, char *out)
+{
+	char *q = out;
+
+	for (size_t i = 0; i < s.n && i < 128; i++) {
+		unsigned char ch = (unsigned char)s.p[i];
+
+		q += ch < 0x20 || ch == 0x7f || ch == '\\' ? sprintf(q, "\\x%02x", ch) : sprintf(q, "%c", ch);
+	}
+	*q = 0;
+	return out;
+}
+
+/* -v: each stale record, by key, and which time is not known */
+static void name_stale(void *ctx, const cnt_bucket *b, int which)
+{
+	char t[4 * 128 + 1], c[4 * 128 + 1], m[4 * 128 + 1], when[32];
+
+	(void)ctx;
+	cnt_time_format_rfc3339(b->bucket_start, when);
+	cnt_cli_note("stale: '%s' '%s' v%d '%s' %s shard %d: %s not known", safe(b->tenant_id, t), safe(b->counter_id, c),
+		(int)b->counter_version, safe(b->member_ref, m), when, (int)b->shard,
+		which == 3 ? "last_event_time and max_ingest_time" : which == 1 ? "last_event_time" : "max_ingest_time");
 }
 
 int main(int argc, char **argv)
@@ -70,13 +100,14 @@ int main(int argc, char **argv)
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
+		{"strict", no_argument, NULL, 'S'},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *out_path = NULL, *tmpdir = getenv("TMPDIR");
 	size_t memory = 0;
-	int level = -1, codec_set = 0, c;
+	int level = -1, codec_set = 0, strict = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out;
 	cnt_err err;
@@ -92,6 +123,7 @@ int main(int argc, char **argv)
 		case 'T': tmpdir = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
+		case 'S': strict = 1; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -105,6 +137,8 @@ int main(int argc, char **argv)
 	/* Opened before reading, so a bad output fails fast; written only
 	 * once everything is read. */
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
+	if (co.verbose)
+		cnt_accum_on_stale(acc, name_stale, NULL);
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *name = i < argc ? argv[i] : "-";
@@ -121,6 +155,9 @@ int main(int argc, char **argv)
 	    cnt_accum_check_balance(acc, &err) != 0)
 		cnt_die_err(&err);
 	st = cnt_accum_get_stats(acc);
+	if (strict && st->stale)
+		cnt_die("%" PRIu64 " stale records: compensations merged in left their latest times unknown (cnt-retract --rebuild recounts them)",
+			st->stale);
 	if (co.stats_path)
 		write_stats(co.stats_path, st, memory);
 	cnt_cli_commit(&out);
@@ -129,8 +166,8 @@ int main(int argc, char **argv)
 			st->sum_overflows);
 	if (co.verbose)
 		cnt_cli_note("%" PRIu64 " events (%" PRIu64 " late) and %" PRIu64
-			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs",
-			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs);
+			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs, %" PRIu64 " stale",
+			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs, st->stale);
 	cnt_writer_free(w);
 	cnt_accum_free(acc);
 	return cnt_cli_finish();

@@ -21,6 +21,7 @@ typedef struct agg {
 	uint32_t flags;
 	int64_t bucket_start, bucket_end;
 	int64_t count, min, max, last_event_time, max_ingest_time, late_count;
+	int64_t nlast, ningest;  /* multiplicities of last_event_time, max_ingest_time */
 	cnt_i128 sum, late_sum;
 	cnt_hll *sketch, *late_sketch;
 } agg;
@@ -73,7 +74,15 @@ struct cnt_accum {
 	size_t nruns, cruns;
 	cnt_buf s1, s2;     /* sketch serialization scratch */
 	int final;          /* writing the output, not a spill run */
+	void (*stale_cb)(void *, const cnt_bucket *, int);
+	void *stale_ctx;
 };
+
+void cnt_accum_on_stale(cnt_accum *a, void (*cb)(void *ctx, const cnt_bucket *b, int which), void *ctx)
+{
+	a->stale_cb = cb;
+	a->stale_ctx = ctx;
+}
 
 static size_t mem_estimate(const cnt_accum *a)
 {
@@ -376,6 +385,9 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 	return 0;
 }
 
+static void latest_last(agg *g, int64_t u, int64_t m);
+static void latest_ingest(agg *g, int64_t u, int64_t m);
+
 static void merge_numbers(agg *g, const cnt_bucket *b)
 {
 	g->count += b->count;
@@ -388,12 +400,9 @@ static void merge_numbers(agg *g, const cnt_bucket *b)
 		g->max = b->max;
 		g->flags |= AGG_MAX;
 	}
-	if (b->has_last && (!(g->flags & AGG_LAST) || b->last_event_time > g->last_event_time)) {
-		g->last_event_time = b->last_event_time;
-		g->flags |= AGG_LAST;
-	}
-	if (b->max_ingest_time > g->max_ingest_time)
-		g->max_ingest_time = b->max_ingest_time;
+	if (b->has_last)
+		latest_last(g, b->last_event_time, b->last_count);
+	latest_ingest(g, b->max_ingest_time, b->ingest_count);
 	g->late_count += b->late_count;
 	g->late_sum += b->late_sum;
 }
@@ -411,23 +420,55 @@ static int check_memory(cnt_accum *a, cnt_err *err)
 	return 0;
 }
 
+/* The latest times keep their multiplicity: (time, n) combine by taking
+ * the later time, or adding n on a tie.  That is commutative and
+ * associative with signed n, so a compensation (n = -1 at its original's
+ * time) meets its original in any order, and a result of n > 0 at the
+ * latest time seen anywhere is provably the latest time of the events
+ * left; n <= 0 means it is not known (cnt_bucket_stale). */
+static void latest(int64_t *t, int64_t *n, int *has, int64_t u, int64_t m)
+{
+	if (!*has || u > *t) {
+		*t = u;
+		*n = m;
+		*has = 1;
+	} else if (u == *t) {
+		*n += m;
+	}
+}
+
+static void latest_last(agg *g, int64_t u, int64_t m)
+{
+	int has = (g->flags & AGG_LAST) != 0;
+
+	latest(&g->last_event_time, &g->nlast, &has, u, m);
+	g->flags |= AGG_LAST;
+}
+
+static void latest_ingest(agg *g, int64_t u, int64_t m)
+{
+	/* max_ingest_time starts at INT64_MIN with multiplicity 0 */
+	int has = g->ningest != 0 || g->max_ingest_time != INT64_MIN;
+
+	latest(&g->max_ingest_time, &g->ningest, &has, u, m);
+}
+
 static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 {
 	const cnt_event *e = &w->ev;
 
 	a->st.events++;
-	if (e->ingest_time > g->max_ingest_time)
-		g->max_ingest_time = e->ingest_time;
 	if (e->retracts.p) {
 		/* A compensation (cnt-retract(1)) takes its original out of
 		 * the additive columns: one event fewer, its delta (already
 		 * negated) added.  It carries the original's times, so it is
-		 * late exactly when the original was, and its ingest_time is
-		 * never above the max_ingest_time of the record holding the
-		 * original.  Minima, maxima, last_event_time and sketches
-		 * cannot be compensated: they are left alone (the buckets a
-		 * retraction touches are rebuilt, cnt-retract --rebuild). */
+		 * late exactly when the original was, and it takes one from
+		 * the multiplicity of those times.  Minima, maxima and
+		 * sketches cannot be compensated: they are left alone (the
+		 * buckets a retraction touches are rebuilt, cnt-retract
+		 * --rebuild); an exact counter has none. */
 		a->st.compensations++;
+		latest_ingest(g, e->ingest_time, -1);
 		if (w->late) {
 			a->st.late_events++;
 			g->late_count--;
@@ -435,27 +476,32 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 		} else {
 			g->count--;
 			g->sum += e->delta;
+			latest_last(g, e->event_time, -1);
 		}
 		return 0;
 	}
+	latest_ingest(g, e->ingest_time, 1);
 	if (w->late) {
 		/* Kept apart: counted, never folded into the on-time values. */
 		a->st.late_events++;
 		g->late_count++;
 		g->late_sum += e->delta;
-		if (e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
+		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
 			return cnt_err_nomem(err);
 		return 0;
 	}
 	g->count++;
 	g->sum += e->delta;
+	latest_last(g, e->event_time, 1);
+	/* An exact counter's value is its sum: no minimum, maximum or
+	 * sketch, which a compensation could not undo. */
+	if (w->exact)
+		return 0;
 	if (!(g->flags & AGG_MIN) || e->delta < g->min)
 		g->min = e->delta;
 	if (!(g->flags & AGG_MAX) || e->delta > g->max)
 		g->max = e->delta;
-	if (!(g->flags & AGG_LAST) || e->event_time > g->last_event_time)
-		g->last_event_time = e->event_time;
-	g->flags |= AGG_MIN | AGG_MAX | AGG_LAST;
+	g->flags |= AGG_MIN | AGG_MAX;
 	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
 		return cnt_err_nomem(err);
 	return 0;
@@ -612,7 +658,7 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	/* In the final output, a record left with no event (every event of
 	 * it retracted) is not written: a rebuild without those events has
 	 * no such key.  Spill runs keep it, so that spilling changes nothing. */
-	if (a->final && g->count == 0 && g->late_count == 0) {
+	if (a->final && g->count == 0 && g->late_count == 0 && g->sum == 0 && g->late_sum == 0) {
 		a->st.emptied++;
 		return 0;
 	}
@@ -637,6 +683,15 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	b.max_ingest_time = g->max_ingest_time;
 	b.late_count = g->late_count;
 	b.late_sum = g->late_sum;
+	b.last_count = g->nlast;
+	b.ingest_count = g->ningest;
+	/* Every on-time event of the record retracted: a rebuild has no
+	 * on-time event, hence no last_event_time.  (In a spill run the time
+	 * is kept, so that spilling changes nothing.) */
+	if (a->final && g->count == 0 && g->nlast == 0) {
+		b.has_last = 0;
+		b.last_event_time = 0;
+	}
 	a->s1.len = a->s2.len = 0;
 	if (g->sketch) {
 		if (cnt_hll_serialize(g->sketch, &a->s1) != 0)
@@ -652,6 +707,15 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	}
 	if (!cnt_i128_fits64(g->sum))
 		a->st.sum_overflows++;
+	if (a->final) {
+		int st = cnt_bucket_stale(&b);
+
+		if (st) {
+			a->st.stale++;
+			if (a->stale_cb)
+				a->stale_cb(a->stale_ctx, &b, st);
+		}
+	}
 	/* Conservation: the events the output records stand for. */
 	a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
 	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)

@@ -30,6 +30,9 @@ typedef struct cnt_accum_stats {
 	uint64_t groups_out, runs;
 	uint64_t compensations;        /* events with `retracts` set (of events) */
 	uint64_t emptied;              /* keys left with no event, not written */
+	uint64_t stale;                /* records written whose latest times
+	                                * compensations made unknown
+	                                * (cnt_bucket_stale) */
 	uint64_t sum_overflows;        /* output records whose sum needs 128 bits */
 	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
 	uint64_t events_out;           /* count + late_count of the records written:
@@ -42,12 +45,16 @@ typedef struct cnt_accum_stats {
 cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err);
 void cnt_accum_free(cnt_accum *a);
 
-/* Adds one windowed event.  An event with `retracts` set is a
+/* Adds one windowed event.  An event of an exact counter (w->exact)
+ * sets no min, max or sketch.  An event with `retracts` set is a
  * compensation (cnt-retract(1)): it subtracts one from count (late_count
- * when late) and adds its delta to sum (late_sum), touching nothing else,
- * so a record may hold a negative count until merged with the record of
- * the events it retracts.  In the output, a key whose count and
- * late_count are both 0 is left out.  0, or -1 with err set (out of memory, or a
+ * when late) and adds its delta to sum (late_sum), subtracts one from the
+ * multiplicity of its times (last_event_count when on time,
+ * max_ingest_count), touching nothing else, so a record may hold negative
+ * counts until merged with the record of the events it retracts.  In the
+ * output, a key whose count, late_count, sum and late_sum are all 0 is
+ * left out, and one whose count is 0 and last_event_count 0 has no
+ * last_event_time.  0, or -1 with err set (out of memory, or a
  * spill that could not be written). */
 int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
 /* Adds n windowed events (n <= CNT_ACCUM_BATCH) whose strings are all
@@ -61,6 +68,12 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
 int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a);
+
+/* Has cb called, while the output is written, for each record written
+ * that is stale (cnt_bucket_stale), with which of its times is unknown
+ * (the bit set cnt_bucket_stale returns).  The record's strings are valid
+ * during the call only. */
+void cnt_accum_on_stale(cnt_accum *a, void (*cb)(void *ctx, const cnt_bucket *b, int which), void *ctx);
 
 /* ---- whole inputs (accum_read.c) ---- */
 

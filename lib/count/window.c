@@ -100,6 +100,7 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	out->bucket_start = cnt_tz_cursor_bucket_start(cur, e->event_time);
 	out->bucket_end = cnt_tz_cursor_bucket_end(cur, e->event_time);
 	out->late = cnt_window_is_late(e->ingest_time, out->bucket_end, t->version->lateness_horizon_s);
+	out->exact = t->version->type == CNT_CTYPE_EXACT;
 	/* A compensation is counted in the shard of the event it retracts,
 	 * so that it meets that event's record when bucket files merge. */
 	if (e->retracts.p)

@@ -63,7 +63,7 @@ cnt_window *cnt_window_new(const cnt_defs *defs, const char *defs_name, uint32_t
 	cnt_err *err);
 void cnt_window_free(cnt_window *w);
 
-/* Attributes e: sets out's bucket_start, bucket_end, late and shard, and
+/* Attributes e: sets out's bucket_start, bucket_end, late, shard and exact, and
  * out->ev = *e.  Counts nothing and writes nothing.  Returns 0; 1 when e
  * names no declared counter version (*rej says why); -1 with err set when
  * the tenant's timezone cannot be loaded or memory runs out. */

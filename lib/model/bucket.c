@@ -5,7 +5,8 @@
  * decoder follow: tenant_id, counter_id, counter_version, member_ref,
  * bucket_start, bucket_end, shard, count, sum, sum_high, sum_overflow,
  * min, max, last_event_time, max_ingest_time, late_count, late_sum,
- * late_sum_high, late_sum_overflow, sketch, late_sketch.  A 128-bit sum is
+ * late_sum_high, late_sum_overflow, sketch, late_sketch, last_event_count,
+ * max_ingest_count.  A 128-bit sum is
  * written as its low 64 bits (sum) and high 64 bits (sum_high); when it
  * fits a long, sum is the value itself and sum_overflow is false.
  */
@@ -70,6 +71,8 @@ int cnt_bucket_encode(const cnt_bucket *b, cnt_buf *out)
 	rc |= put_sum(out, b->late_sum);
 	rc |= put_optbytes(out, b->sketch);
 	rc |= put_optbytes(out, b->late_sketch);
+	rc |= cnt_bin_write_long(out, b->last_count);
+	rc |= cnt_bin_write_long(out, b->ingest_count);
 	return rc ? -1 : 0;
 }
 
@@ -193,7 +196,8 @@ static int decode_fast(cnt_cur *c, cnt_bucket *b)
 	    get_optlong(c, &b->has_min, &b->min) || get_optlong(c, &b->has_max, &b->max) ||
 	    get_optlong(c, &b->has_last, &b->last_event_time) || cnt_bin_read_long(c, &b->max_ingest_time) ||
 	    cnt_bin_read_long(c, &b->late_count) || get_sum(c, &b->late_sum) ||
-	    get_optbytes(c, &b->sketch) || get_optbytes(c, &b->late_sketch))
+	    get_optbytes(c, &b->sketch) || get_optbytes(c, &b->late_sketch) ||
+	    cnt_bin_read_long(c, &b->last_count) || cnt_bin_read_long(c, &b->ingest_count))
 		return -1;
 	return 0;
 }
@@ -242,6 +246,8 @@ static void from_val(const cnt_val *r, cnt_bucket *b)
 	b->late_sum = (cnt_i128)(((unsigned __int128)(uint64_t)f[17].u.i << 64) | (uint64_t)f[16].u.i);
 	b->sketch = vslice(&f[19]);
 	b->late_sketch = vslice(&f[20]);
+	b->last_count = f[21].u.i;
+	b->ingest_count = f[22].u.i;
 }
 
 int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
@@ -327,7 +333,8 @@ int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out)
 	rc |= put_i128(out, b->late_sum);
 	rc |= put_estimate(out, "sketch_estimate", b->sketch);
 	rc |= put_estimate(out, "late_sketch_estimate", b->late_sketch);
-	rc |= cnt_buf_putc(out, '}');
+	rc |= cnt_buf_printf(out, ",\"last_event_count\":%lld,\"max_ingest_count\":%lld}",
+		(long long)b->last_count, (long long)b->ingest_count);
 	return rc ? -1 : 0;
 }
 
@@ -367,8 +374,21 @@ int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double to
 	    a->has_max != b->has_max || (a->has_max && a->max != b->max) ||
 	    a->has_last != b->has_last || (a->has_last && a->last_event_time != b->last_event_time) ||
 	    a->max_ingest_time != b->max_ingest_time || a->late_count != b->late_count ||
-	    a->late_sum != b->late_sum)
+	    a->late_sum != b->late_sum || a->last_count != b->last_count || a->ingest_count != b->ingest_count)
 		return 1;
 	d = sketch_differs(a->sketch, b->sketch, tolerance);
 	return d != 0 ? d : sketch_differs(a->late_sketch, b->late_sketch, tolerance);
+}
+
+int cnt_bucket_stale(const cnt_bucket *b)
+{
+	int r = 0;
+
+	if (b->count < 0 || b->late_count < 0 || b->count + b->late_count == 0)
+		return 0;
+	if (b->count > 0 && (!b->has_last || b->last_count <= 0))
+		r |= 1;
+	if (b->ingest_count <= 0)
+		r |= 2;
+	return r;
 }

@@ -37,7 +37,21 @@ typedef struct cnt_bucket {
 	int64_t late_count;
 	cnt_i128 late_sum;
 	cnt_slice sketch, late_sketch; /* serialized HLL++, p == NULL: none */
+	/* Multiplicities, so that a compensation merged in can be told to
+	 * leave the latest times as a rebuild would: on-time events at
+	 * last_event_time, and events at max_ingest_time, each less the
+	 * compensations at that time (negative in a file of compensations
+	 * alone; 0 where the time is not known, see cnt_bucket_stale). */
+	int64_t last_count, ingest_count;
 } cnt_bucket;
+
+/* Whether a record with events (count and late_count not negative, not
+ * both 0) has a latest time that compensations made unknown: its
+ * last_event_count (when count > 0) or max_ingest_count is not positive.
+ * Such a record differs from a rebuild without the retracted events
+ * (cnt-retract --rebuild recounts it).  Returns a bit set: 1 for
+ * last_event_time, 2 for max_ingest_time; 0 when neither. */
+int cnt_bucket_stale(const cnt_bucket *b);
 
 /* Appends b's Avro encoding.  Returns 0 or -1 (out of memory). */
 int cnt_bucket_encode(const cnt_bucket *b, cnt_buf *out);

@@ -24,7 +24,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:o}]}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:o}]}",
 		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
 		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
 		"fields",
@@ -33,6 +33,8 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"name", "bucket_end", "type", "type", "long", "logicalType", "timestamp-millis",
 		"name", "late", "type", "boolean", "doc", "ingest_time is after bucket_end plus the counter's lateness horizon.",
 		"name", "shard", "type", "int", "doc", "Which shard of a hot key the event is counted in.",
+		"name", "exact", "type", "boolean", "default", 0,
+		"doc", "The event's counter version is of type exact: cnt-accumulate keeps no min, max or sketch for it.",
 		"name", "event", "type", ev);
 	if (root == NULL) {
 		cnt_err_nomem(err);
@@ -53,6 +55,7 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
 	rc |= cnt_bin_write_long(b, w->bucket_end);
 	rc |= cnt_buf_putc(b, w->late ? 1 : 0);
 	rc |= cnt_bin_write_long(b, w->shard);
+	rc |= cnt_buf_putc(b, w->exact ? 1 : 0);
 	return rc ? -1 : 0;
 }
 
@@ -109,7 +112,8 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		w->bucket_end = v.u.v[1].u.i;
 		w->late = (int)v.u.v[2].u.i;
 		w->shard = (int32_t)v.u.v[3].u.i;
-		return cnt_event_from_val(&v.u.v[4], &w->ev, &in->ab, err) == 0 ? 1 : -1;
+		w->exact = (int)v.u.v[4].u.i;
+		return cnt_event_from_val(&v.u.v[5], &w->ev, &in->ab, err) == 0 ? 1 : -1;
 	}
 	if (cnt_bin_read_long(c, &w->bucket_start) != 0 || cnt_bin_read_long(c, &w->bucket_end) != 0 ||
 	    c->p >= c->end || *c->p > 1) {
@@ -122,6 +126,11 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		return cnt_typed_in_where(&in->t, err);
 	}
 	w->shard = (int32_t)shard;
+	if (c->p >= c->end || *c->p > 1) {
+		cnt_err_set(err, "malformed exact flag: corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->exact = *c->p++;
 	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
 		return cnt_typed_in_where(&in->t, err);
 	return 1;

@@ -9,9 +9,15 @@
  *      {"name": "bucket_end",   "type": {"type": "long", "logicalType": "timestamp-millis"}},
  *      {"name": "late",  "type": "boolean"},
  *      {"name": "shard", "type": "int"},
+ *      {"name": "exact", "type": "boolean", "default": false},
  *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
  *
- * The event is nested whole, so its Avro bytes follow the four leading
+ * exact is set when the event's counter version is of type exact: the
+ * accumulator then keeps no min, max or sketch for it (they are not the
+ * counter's value, and a compensation could not take an event out of
+ * them); a writer without the field (older files) reads as false.
+ *
+ * The event is nested whole, so its Avro bytes follow the five leading
  * fields unchanged: cnt-window copies them instead of re-encoding.  The
  * schema text is built from counting_event.avsc, so the two cannot drift.
  */
@@ -25,6 +31,7 @@ typedef struct cnt_windowed {
 	int64_t bucket_start, bucket_end;  /* epoch ms UTC, [start, end) */
 	int late;
 	int32_t shard;
+	int exact;                         /* the counter version is of type exact */
 	cnt_event ev;
 } cnt_windowed;
 
@@ -32,7 +39,7 @@ typedef struct cnt_windowed {
  * memory (err set). */
 char *cnt_windowed_schema_json(cnt_err *err);
 
-/* Appends the four leading fields; the event's bytes must follow. */
+/* Appends the five leading fields; the event's bytes must follow. */
 int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
 
 typedef struct cnt_windowed_in cnt_windowed_in;

@@ -42,6 +42,9 @@ static void check_roundtrip(const cnt_windowed *w, const cnt_limits *lim)
 	    back.bucket_end != w->bucket_end || back.late != !!w->late)
 		abort();
 	back.shard = (int32_t)v;
+	if (c.p >= c.end || *c.p > 1 || *c.p != !!w->exact)
+		abort();
+	back.exact = *c.p++;
 	if (cnt_event_decode(&c, &back.ev, &ab, lim, &err) != 0 || c.p != c.end)
 		abort();
 	if (cnt_windowed_encode_head(&back, &b) != 0 || cnt_event_encode(&back.ev, &b) != 0 ||

@@ -223,6 +223,8 @@ static void test_sum_encoding(void)
 		}
 		CHECK_EQ_INT(*p++, 0);          /* sketch null */
 		CHECK_EQ_INT(*p++, 0);          /* late_sketch null */
+		CHECK(zz(&p) == b.last_count);
+		CHECK(zz(&p) == b.ingest_count);
 		CHECK(p == out.p + out.len);
 	}
 	cnt_buf_release(&out);
@@ -646,6 +648,205 @@ static void test_events(void)
 		cnt_buf_release(&out[i]);
 }
 
+
+/* ---- exact counters and compensations ---------------------------------- */
+
+/* One windowed event of utc/dist m1 in the 10:00 bucket; comp: a
+ * compensation (its delta negated, its original's times). */
+static cnt_windowed wev(int64_t delta, int64_t et, int64_t it, int late, int comp, int exact)
+{
+	cnt_windowed w;
+
+	memset(&w, 0, sizeof(w));
+	w.ev.tenant_id = S("utc");
+	w.ev.counter_id = S("dist");
+	w.ev.counter_version = 1;
+	w.ev.member_ref = S("m1");
+	w.ev.item = S("an-item");
+	w.ev.delta = comp ? -delta : delta;
+	w.ev.event_time = et;
+	w.ev.ingest_time = it;
+	if (comp)
+		w.ev.retracts = S("00000000000000000000000000000001");
+	w.bucket_start = INT64_C(1772359200000);
+	w.bucket_end = w.bucket_start + 3600000;
+	w.late = late;
+	w.exact = exact;
+	return w;
+}
+
+typedef struct stale_seen {
+	int n, which;
+} stale_seen;
+
+static void on_stale(void *ctx, const cnt_bucket *b, int which)
+{
+	stale_seen *s = ctx;
+
+	(void)b;
+	s->n++;
+	s->which |= which;
+}
+
+/* Accumulates events ev[0..n) and bucket files in[0..nin) (in that order,
+ * or reversed) with a memory limit into out; the stale records seen. */
+static uint64_t acc_mixed(const cnt_windowed *ev, size_t n, const cnt_buf *in, size_t nin, int reverse,
+	size_t limit, cnt_buf *out, stale_seen *seen)
+{
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(limit, tmpdir, &err);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+	uint64_t stale;
+
+	CHECK(a != NULL && f != NULL);
+	if (seen)
+		cnt_accum_on_stale(a, on_stale, seen);
+	for (size_t k = 0; k < n; k++)
+		CHECK_EQ_INT(cnt_accum_add_event(a, &ev[reverse ? n - 1 - k : k], &err), 0);
+	for (size_t k = 0; k < nin; k++) {
+		const cnt_buf *src = &in[reverse ? nin - 1 - k : k];
+		FILE *g = tmpfile();
+		cnt_bucket_in bin;
+		cnt_bucket b;
+
+		CHECK_EQ_INT(fwrite(src->p, 1, src->len, g), src->len);
+		fflush(g);
+		lseek(fileno(g), 0, SEEK_SET);
+		CHECK_EQ_INT(cnt_bucket_in_open(&bin, fileno(g), "in", NULL, &err), 0);
+		while (cnt_bucket_in_next(&bin, &b, &err) > 0)
+			CHECK_EQ_INT(cnt_accum_add_bucket(a, &b, &err), 0);
+		cnt_bucket_in_release(&bin);
+		fclose(g);
+	}
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	CHECK_EQ_INT(cnt_accum_check_balance(a, &err), 0);
+	stale = cnt_accum_get_stats(a)->stale;
+	cnt_writer_free(w);
+	cnt_accum_free(a);
+	out->len = 0;
+	slurp(fileno(f), out);
+	fclose(f);
+	return stale;
+}
+
+/* The one record of a bucket file's bytes (its strings not kept). */
+static int one_record(const cnt_buf *bytes, cnt_bucket *b)
+{
+	FILE *f = tmpfile();
+	cnt_bucket_in in;
+	cnt_err err;
+	int n = 0;
+	cnt_bucket x;
+
+	CHECK_EQ_INT(fwrite(bytes->p, 1, bytes->len, f), bytes->len);
+	fflush(f);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err), 0);
+	while (cnt_bucket_in_next(&in, &x, &err) > 0) {
+		x.tenant_id.p = x.counter_id.p = x.member_ref.p = NULL;
+		x.sketch.p = x.late_sketch.p = NULL;
+		*b = x;
+		n++;
+	}
+	cnt_bucket_in_release(&in);
+	fclose(f);
+	return n;
+}
+
+static void test_compensations(void)
+{
+	const int64_t T = INT64_C(1772359200000), I = T + 4000000, IL = T + 9000000;
+	/* e0 10:00, e1 10:01 and e2 10:01 ingested at I, e3 late at IL */
+	cnt_windowed e[4] = {wev(10, T, I, 0, 0, 1), wev(3, T + 60000, I, 0, 0, 1),
+		wev(5, T + 60000, I, 0, 0, 1), wev(4, T + 30000, IL, 1, 0, 1)};
+	cnt_windowed c[4];
+	cnt_buf base = CNT_BUF_INIT, cb = CNT_BUF_INIT, m1 = CNT_BUF_INIT, m2 = CNT_BUF_INIT, ref = CNT_BUF_INIT;
+	cnt_buf two[2];
+	cnt_bucket b;
+	stale_seen seen = {0, 0};
+
+	for (int i = 0; i < 4; i++)
+		c[i] = wev(e[i].ev.delta, e[i].ev.event_time, e[i].ev.ingest_time, e[i].late, 1, 1);
+	/* an exact counter keeps no min, max or sketch; the latest times
+	 * keep their multiplicity */
+	acc_mixed(e, 4, NULL, 0, 0, 0, &base, NULL);
+	CHECK_EQ_INT(one_record(&base, &b), 1);
+	CHECK(!b.has_min && !b.has_max && b.sketch.n == 0 && b.late_sketch.n == 0);
+	CHECK(b.count == 3 && b.sum == 18 && b.late_count == 1 && b.late_sum == 4);
+	CHECK(b.has_last && b.last_event_time == T + 60000 && b.last_count == 2);
+	CHECK(b.max_ingest_time == IL && b.ingest_count == 1);
+	/* the same events, not exact: min, max and sketches as before */
+	{
+		cnt_windowed x[4];
+		cnt_buf nx = CNT_BUF_INIT;
+
+		for (int i = 0; i < 4; i++) {
+			x[i] = e[i];
+			x[i].exact = 0;
+		}
+		acc_mixed(x, 4, NULL, 0, 0, 0, &nx, NULL);
+		CHECK_EQ_INT(one_record(&nx, &b), 1);
+		CHECK(b.has_min && b.min == 3 && b.has_max && b.max == 10 && b.sketch.n > 0 && b.late_sketch.n > 0);
+		cnt_buf_release(&nx);
+	}
+	/* retract e1 (one of two at the latest event time) and e0: provable,
+	 * byte for byte the build of e2, e3; in any order, spilled or not */
+	acc_mixed(c, 2, NULL, 0, 0, 0, &cb, NULL);
+	CHECK_EQ_INT(one_record(&cb, &b), 1);
+	CHECK(b.count == -2 && b.sum == -13 && b.last_count == -1 && b.ingest_count == -2);
+	acc_mixed(&e[2], 2, NULL, 0, 0, 0, &ref, NULL);
+	two[0] = base;
+	two[1] = cb;
+	for (int r = 0; r < 2; r++)
+		for (size_t lim = 0; lim < 2; lim++) {
+			seen.n = 0;
+			CHECK(acc_mixed(NULL, 0, two, 2, r, lim, &m1, &seen) == 0 && seen.n == 0);
+			CHECK(same(&m1, &ref));
+		}
+	/* events and compensations in one run, compensations first */
+	{
+		cnt_windowed all[6] = {c[0], c[1], e[0], e[1], e[2], e[3]};
+
+		CHECK(acc_mixed(all, 6, NULL, 0, 0, 1, &m2, NULL) == 0);
+		CHECK(same(&m2, &ref));
+	}
+	/* retract e1 and e2, both at the latest event time: not known, stale */
+	acc_mixed(&c[1], 2, NULL, 0, 0, 0, &cb, NULL);
+	two[1] = cb;
+	seen.n = seen.which = 0;
+	CHECK(acc_mixed(NULL, 0, two, 2, 0, 0, &m1, &seen) == 1);
+	CHECK(seen.n == 1 && seen.which == 1);
+	CHECK_EQ_INT(one_record(&m1, &b), 1);
+	CHECK(b.count == 1 && b.last_count == 0 && cnt_bucket_stale(&b) == 1);
+	/* retract e3, the only event at the latest ingest time: stale too */
+	acc_mixed(&c[3], 1, NULL, 0, 0, 0, &cb, NULL);
+	two[1] = cb;
+	CHECK(acc_mixed(NULL, 0, two, 2, 0, 0, &m1, NULL) == 1);
+	CHECK_EQ_INT(one_record(&m1, &b), 1);
+	CHECK(cnt_bucket_stale(&b) == 2 && b.late_count == 0);
+	/* every on-time event retracted: no last_event_time, as a build of
+	 * the late event alone */
+	acc_mixed(c, 3, NULL, 0, 0, 0, &cb, NULL);
+	two[1] = cb;
+	CHECK(acc_mixed(NULL, 0, two, 2, 1, 0, &m1, NULL) == 0);
+	acc_mixed(&e[3], 1, NULL, 0, 0, 0, &ref, NULL);
+	CHECK(same(&m1, &ref));
+	CHECK_EQ_INT(one_record(&m1, &b), 1);
+	CHECK(!b.has_last && b.last_count == 0 && b.count == 0);
+	/* everything retracted: no record */
+	acc_mixed(c, 4, NULL, 0, 0, 0, &cb, NULL);
+	two[1] = cb;
+	acc_mixed(NULL, 0, two, 2, 0, 0, &m1, NULL);
+	CHECK_EQ_INT(one_record(&m1, &b), 0);
+	cnt_buf_release(&base);
+	cnt_buf_release(&cb);
+	cnt_buf_release(&m1);
+	cnt_buf_release(&m2);
+	cnt_buf_release(&ref);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -658,5 +859,6 @@ int main(void)
 	RUN(test_to_json);
 	RUN(test_merge_properties);
 	RUN(test_events);
+	RUN(test_compensations);
 	return unit_report("test_accum");
 }

@@ -325,13 +325,15 @@ static void test_accum_compensation(void)
 		close(fd);
 		close(ref);
 	}
-	/* the compensation alone: count -1, sum -10, nothing else */
+	/* the compensation alone: count -1, sum -10, its times at
+	 * multiplicity -1, nothing else */
 	fd = accumulate(&v[2], 1, 0);
 	CHECK_EQ_INT(cnt_bucket_in_open(&in, fd, "b", NULL, &err), 0);
 	CHECK_EQ_INT(cnt_bucket_in_next(&in, &b, &err), 1);
 	CHECK_EQ_INT(b.count, -1);
 	CHECK(b.sum == -10);
-	CHECK(!b.has_min && !b.has_max && !b.has_last && b.sketch.p == NULL);
+	CHECK(!b.has_min && !b.has_max && b.sketch.p == NULL);
+	CHECK(b.has_last && b.last_event_time == T0 && b.last_count == -1 && b.ingest_count == -1);
 	cnt_bucket_in_release(&in);
 	close(fd);
 }
