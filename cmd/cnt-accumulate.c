@@ -166,8 +166,8 @@ int main(int argc, char **argv)
 			st->sum_overflows);
 	if (co.verbose)
 		cnt_cli_note("%" PRIu64 " events (%" PRIu64 " late) and %" PRIu64
-			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs, %" PRIu64 " stale",
-			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs, st->stale);
+			" bucket records in, %" PRIu64 " bucket records out, %" PRIu64 " spill runs",
+			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs);
 	cnt_writer_free(w);
 	cnt_accum_free(acc);
 	return cnt_cli_finish();

@@ -227,20 +227,26 @@ for e in admitted:
     pc[0] += 1
     pc[1] += late
     g = groups.setdefault((e["tenant_id"], e["counter_id"], v["version"], e["member_ref"], start, 0),
-                          dict(end=end, count=0, sum=0, min=None, max=None, last=None, late_count=0,
+                          dict(end=end, count=0, sum=0, min=None, max=None, last=None, nlast=0, late_count=0,
                                late_sum=0, items=set(), late_items=set()))
+    # an exact counter keeps no min, max or sketch (cnt-bucket(5))
+    exact = v.get("type", "exact") == "exact"
     if late:
         g["late_count"] += 1
         g["late_sum"] += delta
-        if e.get("item") is not None:
+        if e.get("item") is not None and not exact:
             g["late_items"].add(e["item"])
     else:
         g["count"] += 1
         g["sum"] += delta
-        g["min"] = delta if g["min"] is None else min(g["min"], delta)
-        g["max"] = delta if g["max"] is None else max(g["max"], delta)
-        g["last"] = t if g["last"] is None else max(g["last"], t)
-        if e.get("item") is not None:
+        if not exact:
+            g["min"] = delta if g["min"] is None else min(g["min"], delta)
+            g["max"] = delta if g["max"] is None else max(g["max"], delta)
+        if g["last"] is None or t > g["last"]:
+            g["last"], g["nlast"] = t, 1
+        elif t == g["last"]:
+            g["nlast"] += 1
+        if e.get("item") is not None and not exact:
             g["items"].add(e["item"])
 
 
@@ -254,7 +260,8 @@ with open(out + "/buckets.exp", "w") as f:
         g = groups[k]
         print(json.dumps([*k, g["end"], g["count"], g["sum"], 0, False, g["min"], g["max"], g["last"], now,
                           g["late_count"], g["late_sum"], 0, False,
-                          len(g["items"]) or None, len(g["late_items"]) or None],
+                          len(g["items"]) or None, len(g["late_items"]) or None,
+                          g["nlast"], g["count"] + g["late_count"]],   # every event ingested at now
                          separators=(",", ":")), file=f)
 with open(out + "/head3.exp", "w") as f:
     for k in order[:3]:
@@ -281,7 +288,7 @@ EOF
 	[.tenant_id, .counter_id, .counter_version, .member_ref, .bucket_start, .shard, .bucket_end,
 	 .count, .sum, .sum_high, .sum_overflow, .min, .max, .last_event_time, .max_ingest_time,
 	 .late_count, .late_sum, .late_sum_high, .late_sum_overflow,
-	 (.sketch | sketch_entries), (.late_sketch | sketch_entries)]' >"$dir/buckets.act" 2>&1
+	 (.sketch | sketch_entries), (.late_sketch | sketch_entries), .last_event_count, .max_ingest_count]' >"$dir/buckets.act" 2>&1
 same "the bucket file (key, values, sketch entries)" "$dir/buckets.exp" "$dir/buckets.act"
 sed -n '/^== 14\./,/^$/p' "$dir/demo.out" | sed '1d;/^$/d' >"$dir/late.act"
 same "section 14 (late events per counter)" "$dir/late.exp" "$dir/late.act"

@@ -75,7 +75,9 @@ for r in got:
     assert r["sum_overflow"] == (not fits), (m, r["sum_overflow"])
     if fits:
         assert r["sum"] == want[m] and r["sum_high"] == (-1 if want[m] < 0 else 0), (m, r)
-    assert r["min"] == mins[m] and r["max"] == maxs[m], (m, r)
+    # an exact counter keeps no min or max (cnt-bucket(5))
+    assert r["min"] is None and r["max"] is None, (m, r)
+    assert r["last_event_count"] == sum(1 for x in open(sys.argv[1]) if json.loads(x)["member_ref"] == m), (m, r)
     assert r["late_count"] == 0 and r["late_sum"] == 0 and not r["late_sum_overflow"]
 print(sorted((m, want[m]) for m in want))
 EOF
@@ -95,7 +97,8 @@ import json, sys
 r = json.loads(sys.stdin.read())
 assert r["late_count"] == 3 and r["late_sum_high"] * 2**64 + r["late_sum"] % 2**64 == 2**64, r
 assert r["late_sum_overflow"] and r["late_sum"] == 0 and r["late_sum_high"] == 1, r
-assert r["count"] == 1 and r["sum"] == 5 and not r["sum_overflow"] and r["min"] == 5 and r["max"] == 5, r'
+assert r["count"] == 1 and r["sum"] == 5 and not r["sum_overflow"] and r["min"] is None and r["max"] is None, r
+assert r["last_event_count"] == 1 and r["max_ingest_count"] == 3, r'
 }
 
 @test "128-bit sums merge exactly: parts accumulated separately, then merged, give the same bytes" {
@@ -115,32 +118,45 @@ assert r["count"] == 1 and r["sum"] == 5 and not r["sum_overflow"] and r["min"] 
 # ---- the other aggregates ----------------------------------------------
 
 @test "count, min, max, last_event_time, max_ingest_time; late events only in late_count and late_sum" {
-	# utc/dist, bucket 10:00Z-11:00Z, on time until 11:10:00Z
-	{
-		ev a dist m1 5 '' 2026-03-01T10:01:00Z
-		ev b dist m1 -3 '' 2026-03-01T10:59:59.999Z
-		ev c dist m1 12 '' 2026-03-01T10:30:00Z
-		ev d dist m2 7 '' 2026-03-01T10:10:00Z
-	} | ingest 2026-03-01T11:05:00Z s1.avro
-	ev e dist m1 1 '' 2026-03-01T10:02:00Z | ingest 2026-03-01T11:10:00Z s2.avro    # on time, the last one
-	{
-		ev f dist m1 1000 '' 2026-03-01T10:45:00Z     # late: not in count, sum, min, max, last
-		ev g dist m3 -50 '' 2026-03-01T10:20:00Z      # a member with late events only
-		ev h dist m3 -60 '' 2026-03-01T10:21:00Z
-	} | ingest 2026-03-01T11:10:00.001Z s3.avro
-	cat s1.avro s2.avro s3.avro | buckets b.avro
+	# utc/dist (exact) and utc/hi (max), bucket 10:00Z-11:00Z, on time until 11:10:00Z
+	jq '.counters += [{tenant_id: "utc", counter_id: "hi", versions: [{version: 1, type: "max", lateness_horizon_s: 600}]}]' \
+		"$DEFS" >defs.json
+	DEFS=$PWD/defs.json
+	for c in dist hi; do
+		{
+			ev a$c $c m1 5 '' 2026-03-01T10:01:00Z
+			ev b$c $c m1 -3 '' 2026-03-01T10:59:59.999Z
+			ev c$c $c m1 12 '' 2026-03-01T10:30:00Z
+			ev d$c $c m2 7 '' 2026-03-01T10:10:00Z
+		} | ingest 2026-03-01T11:05:00Z s1$c.avro "$DEFS"
+		ev e$c $c m1 1 '' 2026-03-01T10:02:00Z | ingest 2026-03-01T11:10:00Z s2$c.avro "$DEFS"    # on time, the last one
+		{
+			ev f$c $c m1 1000 '' 2026-03-01T10:45:00Z     # late: not in count, sum, min, max, last
+			ev g$c $c m3 -50 '' 2026-03-01T10:20:00Z      # a member with late events only
+			ev h$c $c m3 -60 '' 2026-03-01T10:21:00Z
+		} | ingest 2026-03-01T11:10:00.001Z s3$c.avro "$DEFS"
+	done
+	cat s1dist.avro s2dist.avro s3dist.avro s1hi.avro s2hi.avro s3hi.avro | buckets b.avro
 	records b.avro >r.jsonl
 	cat r.jsonl
 	local t0=$T0_MS
+	# an exact counter (dist) has no min or max; the max counter has both;
+	# otherwise they are alike
 	jq -e -s --argjson t0 "$t0" '
-		length == 3 and all(.[]; .bucket_start == $t0 and .bucket_end == $t0 + 3600000 and .shard == 0) and
-		(.[0] | .member_ref == "m1" and .count == 4 and .sum == 15 and .min == -3 and .max == 12 and
-			.last_event_time == $t0 + 3599999 and .max_ingest_time == $t0 + 4200001 and
+		length == 6 and all(.[]; .bucket_start == $t0 and .bucket_end == $t0 + 3600000 and .shard == 0) and
+		(map(.counter_id) == ["dist", "dist", "dist", "hi", "hi", "hi"]) and
+		all(.[0:3][]; .min == null and .max == null) and
+		(.[3] | .min == -3 and .max == 12) and (.[4] | .min == 7 and .max == 7) and
+		(.[5] | .min == null and .max == null) and
+		all(.[0, 3]; .member_ref == "m1" and .count == 4 and .sum == 15 and
+			.last_event_time == $t0 + 3599999 and .last_event_count == 1 and
+			.max_ingest_time == $t0 + 4200001 and .max_ingest_count == 1 and
 			.late_count == 1 and .late_sum == 1000 and .sketch_estimate == null) and
-		(.[1] | .member_ref == "m2" and .count == 1 and .sum == 7 and .min == 7 and .max == 7 and
+		all(.[1, 4]; .member_ref == "m2" and .count == 1 and .sum == 7 and
 			.last_event_time == $t0 + 600000 and .max_ingest_time == $t0 + 3900000 and .late_count == 0) and
-		(.[2] | .member_ref == "m3" and .count == 0 and .sum == 0 and .min == null and .max == null and
-			.last_event_time == null and .late_count == 2 and .late_sum == -110)' r.jsonl
+		all(.[2, 5]; .member_ref == "m3" and .count == 0 and .sum == 0 and
+			.last_event_time == null and .last_event_count == 0 and .max_ingest_count == 2 and
+			.late_count == 2 and .late_sum == -110)' r.jsonl
 }
 
 @test "unique counter: the sketch counts distinct on-time items, late items in late_sketch" {

@@ -210,7 +210,18 @@ expect() {
 	cnt-window -d "$DEFS" -o w2.avro s.avro
 	cmp w1.avro w2.avro
 	cnt-cat --schema w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
-		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "event"])'
+		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "exact", "event"])'
+	# exact: the event's counter version is of type exact (dist is, uniq is not)
+	cnt-cat w1.avro | jq -e -s 'length == 20 and all(.[]; .exact == true)' >/dev/null
+	ev u1 uniq m1 1 i1 | ingest "$T0" u.avro
+	cnt-window -d "$DEFS" u.avro | cnt-cat | one '.exact == false'
+}
+
+@test "a windowed file written without the exact field (older cnt-window) reads as not exact" {
+	# tests/fuzz/corpus/fuzz_windowed/windowed.null.avro was written before the field existed
+	cnt-cat --schema "$BATS_TEST_DIRNAME/fuzz/corpus/fuzz_windowed/windowed.null.avro" | jq -e '[.fields[].name] | index("exact") == null'
+	cnt-accumulate -o b.avro "$BATS_TEST_DIRNAME/fuzz/corpus/fuzz_windowed/windowed.null.avro"
+	cnt-cat b.avro | jq -e -s 'length > 0 and any(.[]; .min != null)' >/dev/null
 }
 
 # ---- ids, statistics, faults -------------------------------------------

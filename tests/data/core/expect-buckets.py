@@ -53,19 +53,25 @@ for line in open(sys.argv[3]):
         "member_ref": e["member_ref"], "bucket_start": start, "bucket_end": end, "shard": 0,
         "count": 0, "sum": 0, "min": None, "max": None, "last_event_time": None,
         "max_ingest_time": now, "late_count": 0, "late_sum": 0,
-        "items": None, "late_items": None})
+        "items": None, "late_items": None, "last_event_count": 0, "max_ingest_count": 0})
+    exact = v.get("type", "exact") == "exact"
+    g["max_ingest_count"] += 1   # every event is ingested at `now`
     if late:
         g["late_count"] += 1
         g["late_sum"] += delta
-        if "item" in e:
+        if "item" in e and not exact:
             g["late_items"] = (g["late_items"] or set()) | {e["item"]}
     else:
         g["count"] += 1
         g["sum"] += delta
-        g["min"] = delta if g["min"] is None else min(g["min"], delta)
-        g["max"] = delta if g["max"] is None else max(g["max"], delta)
-        g["last_event_time"] = t if g["last_event_time"] is None else max(g["last_event_time"], t)
-        if "item" in e:
+        if not exact:   # an exact counter keeps no min, max or sketch
+            g["min"] = delta if g["min"] is None else min(g["min"], delta)
+            g["max"] = delta if g["max"] is None else max(g["max"], delta)
+        if g["last_event_time"] is None or t > g["last_event_time"]:
+            g["last_event_time"], g["last_event_count"] = t, 1
+        elif t == g["last_event_time"]:
+            g["last_event_count"] += 1
+        if "item" in e and not exact:
             g["items"] = (g["items"] or set()) | {e["item"]}
 
 for key in sorted(groups):
@@ -73,4 +79,6 @@ for key in sorted(groups):
     items, late_items = g.pop("items"), g.pop("late_items")
     g["sketch_estimate"] = None if items is None else len(items)
     g["late_sketch_estimate"] = None if late_items is None else len(late_items)
+    g["last_event_count"] = g.pop("last_event_count")
+    g["max_ingest_count"] = g.pop("max_ingest_count")
     print(json.dumps(g, separators=(",", ":")))
