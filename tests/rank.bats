@@ -141,7 +141,7 @@ rank() {
 @test "overlay: events after the view's as-of are added and the rank recomputed" {
 	# p7 10 + 85 = 95 (another counter's +1000 is not p7's cap): exact rank 2
 	rank -b cap3 --overlay "$F/later.avro" rank p7 |
-		one '.overlay == {"events": 1, "delta": 85} and .value == 95 and .kind == "exact" and .rank == 2'
+		one '.overlay == {"events": 1, "delta": 85, "retracted": 0} and .value == 95 and .kind == "exact" and .rank == 2'
 	rank -b cap3 --overlay "$F/later.avro" value p7 | one '.value == 95'
 	# p6 40 + 18 = 58: alone in [50, 60), below the five above 60
 	rank -b cap3 --overlay "$F/later.avro" rank p6 | one '.value == 58 and .kind == "band" and .rank_band == [6, 6]'
@@ -161,11 +161,37 @@ rank() {
 	# the whole log: the view's own events (ingest_time = as_of) and the
 	# later segment twice
 	cat "$F/cap.avro.events" "$F/later.avro" "$F/later.avro" >log.avro
-	rank -b cap3 --overlay log.avro rank p7 | one '.overlay == {"events": 1, "delta": 85} and .value == 95 and .rank == 2'
+	rank -b cap3 --overlay log.avro rank p7 | one '.overlay == {"events": 1, "delta": 85, "retracted": 0} and .value == 95 and .rank == 2'
 	rank -b cap3 --overlay log.avro rank p3 | one '.overlay.events == 0 and .value == 80 and .rank == 3'
 	rank -b cap3 --overlay "$F/cap.avro.events" rank p1 | one '.overlay.events == 0 and .value == 100'
 	# from standard input
 	rank -b cap3 --overlay - rank p7 <log.avro | one '.value == 95'
+}
+
+@test "overlay: a compensation takes its event out when both are in the overlay; one of a viewed event is the view's" {
+	local W=(--cause fraud --requester ts --authority case-1 --ledger ledger.jsonl --now 2026-03-01T14:00:00Z)
+	# p7's later +85 (o1) retracted: as if neither were there, in either order
+	cnt-retract --event o1 --tenant utc --counter cap "${W[@]}" -o comp.avro "$F/later.avro"
+	cat "$F/later.avro" comp.avro >seg.avro
+	rank -b cap3 --overlay seg.avro rank p7 |
+		one '.overlay == {"events": 0, "delta": 0, "retracted": 1} and .value == 10 and .rank_band == [7, 7]'
+	cat comp.avro "$F/later.avro" "$F/later.avro" comp.avro >seg2.avro
+	rank -b cap3 --overlay seg2.avro rank p7 | one '.overlay.retracted == 1 and .value == 10'
+	# the same as without the overlay
+	[ "$(rank -b cap3 --overlay seg.avro rank p7 | jq -c '[.value, .rank_band]')" = \
+	  "$(rank -b cap3 rank p7 | jq -c '[.value, .rank_band]')" ]
+	# a member whose only overlay event is retracted is not found, as before it
+	cnt-retract --event o3 --tenant utc --counter cap "${W[@]}" -o comp3.avro "$F/later.avro"
+	cat "$F/later.avro" comp3.avro >seg3.avro
+	rank -b cap3 --overlay seg3.avro rank newbie | one '.found == false and .overlay.retracted == 1'
+	# the compensation alone, without its event: nothing to take out
+	rank -b cap3 --overlay comp.avro rank p7 | one '.overlay == {"events": 0, "delta": 0, "retracted": 0} and .value == 10'
+	# p7's 10 in the view (c7, ingested at the as-of) retracted: its
+	# compensation has c7's ingest time, so it counts as the view's (the
+	# next build takes it out); the overlay adds o1 only
+	cnt-retract --event c7 --tenant utc --counter cap "${W[@]}" -o comp7.avro "$F/cap.avro.events"
+	cat "$F/later.avro" comp7.avro >seg7.avro
+	rank -b cap3 --overlay seg7.avro rank p7 | one '.overlay == {"events": 1, "delta": 85, "retracted": 0} and .value == 95'
 }
 
 @test "overlay: a tie with a head member shares its rank" {

@@ -331,6 +331,14 @@ static int slice_is(cnt_slice s, const char *z)
 	return s.n == n && (n == 0 || memcmp(s.p, z, n) == 0);
 }
 
+/* One of the member's overlay events, kept until the segment is read:
+ * a compensation may come before or after the event it retracts. */
+typedef struct ov_event {
+	cnt_fp id, target;    /* target: the event a compensation retracts */
+	int64_t delta, event_time;
+	int comp, dead;
+} ov_event;
+
 /* Adds the member's events the view has not absorbed to *me (see rank.h);
  * have: the member had a value before.  0, or -1 with err set. */
 static int overlay(const cnt_rank_source *src, const char *member, cnt_view_entry *me, int have,
@@ -340,7 +348,9 @@ static int overlay(const cnt_rank_source *src, const char *member, cnt_view_entr
 	int64_t as_of = d->has_as_of ? d->as_of : INT64_MIN;
 	cnt_event_in *in;
 	cnt_event e;
-	cnt_fpset seen;
+	cnt_fpset seen, orig;
+	ov_event *v = NULL;
+	size_t n = 0, cap = 0;
 	int rc;
 
 	if (d->counter_type == CNT_CTYPE_UNIQUE) {
@@ -355,43 +365,96 @@ static int overlay(const cnt_rank_source *src, const char *member, cnt_view_entr
 		cnt_event_in_free(in);
 		return cnt_err_oom(err, "reading the overlay '%s'", src->overlay_name);
 	}
+	if (cnt_fpset_init(&orig, 64) != 0) {
+		cnt_fpset_release(&seen);
+		cnt_event_in_free(in);
+		return cnt_err_oom(err, "reading the overlay '%s'", src->overlay_name);
+	}
 	while ((rc = cnt_event_in_next(in, &e, err)) > 0) {
-		const void *part = e.event_id.p;
+		const void *part = e.event_id.p, *tpart = e.retracts.p;
+		cnt_fp id;
 		int added;
 
 		a->overlay_read++;
 		if (e.ingest_time <= as_of || e.event_time < d->from || e.event_time >= d->to ||
 		    !slice_is(e.member_ref, member) || !slice_is(e.tenant_id, d->tenant_id) ||
 		    !slice_is(e.counter_id, d->counter_id) ||
-		    (d->counter_version && e.counter_version != d->counter_version) || e.retracts.p)
+		    (d->counter_version && e.counter_version != d->counter_version))
 			continue;
-		added = cnt_fpset_add(&seen, cnt_fp_of(1, &part, &e.event_id.n), 0, NULL);
+		id = cnt_fp_of(1, &part, &e.event_id.n);
+		added = cnt_fpset_add(&seen, id, 0, NULL);
+		if (added == 0)
+			continue;   /* a redelivered copy */
+		if (added > 0 && n == cap) {
+			ov_event *nv = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (nv == NULL)
+				added = -1;
+			else {
+				v = nv;
+				cap = cap ? 2 * cap : 16;
+			}
+		}
 		if (added < 0) {
 			rc = cnt_err_oom(err, "reading the overlay '%s'", src->overlay_name);
 			break;
 		}
-		if (added == 0)
-			continue;   /* a redelivered copy */
+		memset(&v[n], 0, sizeof(v[n]));
+		v[n].id = id;
+		v[n].delta = e.delta;
+		v[n].event_time = e.event_time;
+		if (e.retracts.p) {
+			v[n].comp = 1;
+			v[n].target = cnt_fp_of(1, &tpart, &e.retracts.n);
+		} else if (cnt_fpset_add(&orig, id, n, NULL) < 0) {
+			rc = cnt_err_oom(err, "reading the overlay '%s'", src->overlay_name);
+			break;
+		}
+		n++;
+	}
+	/* A compensation takes out the event it retracts when that event is
+	 * in the overlay too (same ingest time: both after the as-of); one
+	 * whose event the view holds is, by the same rule, in the view. */
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		uint64_t k;
+		int r;
+
+		if (!v[i].comp)
+			continue;
+		v[i].dead = 1;
+		r = cnt_fpset_add(&orig, v[i].target, UINT64_MAX, &k);
+		if (r < 0)
+			rc = cnt_err_oom(err, "reading the overlay '%s'", src->overlay_name);
+		else if (r == 0 && k != UINT64_MAX && !v[k].dead) {
+			v[k].dead = 1;
+			a->overlay_retracted++;
+		}
+	}
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		if (v[i].dead)
+			continue;
 		switch (d->counter_type) {
 		case CNT_CTYPE_MIN:
-			if (!have || e.delta < me->value)
-				me->value = e.delta;
+			if (!have || v[i].delta < me->value)
+				me->value = v[i].delta;
 			break;
 		case CNT_CTYPE_MAX:
-			if (!have || e.delta > me->value)
-				me->value = e.delta;
+			if (!have || v[i].delta > me->value)
+				me->value = v[i].delta;
 			break;
 		default:
 			/* wraps as the sum of int64 would; a view holds clamped sums */
-			me->value = (int64_t)((uint64_t)me->value + (uint64_t)e.delta);
+			me->value = (int64_t)((uint64_t)me->value + (uint64_t)v[i].delta);
 			break;
 		}
 		have = 1;
-		a->overlay_delta = (int64_t)((uint64_t)a->overlay_delta + (uint64_t)e.delta);
-		if (e.event_time > me->last_event_time)
-			me->last_event_time = e.event_time;
+		a->overlay_delta = (int64_t)((uint64_t)a->overlay_delta + (uint64_t)v[i].delta);
+		if (v[i].event_time > me->last_event_time)
+			me->last_event_time = v[i].event_time;
 		a->overlay_events++;
 	}
+	free(v);
+	cnt_fpset_release(&orig);
 	cnt_fpset_release(&seen);
 	cnt_event_in_free(in);
 	return rc < 0 ? -1 : 0;
@@ -609,8 +672,8 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 	default:
 		rc = rc || json_str(out, "member_ref", a->member, strlen(a->member));
 		if (a->overlaid == 1)
-			rc = rc || cnt_buf_printf(out, ",\"overlay\":{\"events\":%" PRIu64 ",\"delta\":%" PRId64 "}",
-				a->overlay_events, a->overlay_delta);
+			rc = rc || cnt_buf_printf(out, ",\"overlay\":{\"events\":%" PRIu64 ",\"delta\":%" PRId64
+				",\"retracted\":%" PRIu64 "}", a->overlay_events, a->overlay_delta, a->overlay_retracted);
 		else if (a->overlaid == 2)
 			rc = rc || cnt_buf_printf(out, ",\"overlay\":{\"supported\":false}");
 		if (!a->found) {

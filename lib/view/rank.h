@@ -13,9 +13,14 @@
  *
  * Own-write overlay.  The asking member's events that the view has not
  * absorbed - of its tenant, counter (and pinned version), ingested after
- * its as-of, inside its window, not retractions, each event_id once - are
- * added as the counter's type adds them (sums for exact, the smaller or
- * larger for min and max; unique counters cannot be, without sketches).
+ * its as-of, inside its window, each event_id once - are added as the
+ * counter's type adds them (sums for exact, the smaller or larger for min
+ * and max; unique counters cannot be, without sketches).  A compensation
+ * (cnt-retract(1)) among them takes out the event it retracts when that
+ * event is among them too, whatever the order: it is as if neither were
+ * there.  One whose event the view holds is ignored: it carries its
+ * event's ingest time, at or before the as-of, so it counts as absorbed
+ * like that event.
  * The new value is placed in the head by a binary search under the
  * board's order and tie-breaks, leaving the member's own old entry out;
  * a tie with a neighbour shares its rank (competition and dense), dense
@@ -111,6 +116,7 @@ typedef struct cnt_rank_answer {
 	const char *member;
 	int overlaid;                /* 1: overlay read, 2: not supported (unique) */
 	uint64_t overlay_events;     /* events read from the overlay and added */
+	uint64_t overlay_retracted;  /* overlay events taken out by a compensation in it */
 	int64_t overlay_delta;
 	uint64_t overlay_read;       /* events read from the overlay, all of them */
 	int found;
