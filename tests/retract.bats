@@ -437,8 +437,9 @@ cnt-accumulate: stale: 'utc' 'dist' v1 'm2' 2026-03-01T10:00:00.000Z shard 0: ma
 	grep -q '"out":0,.*"already_retracted":2' out.txt
 	[ "$(cnt-cat --count retract-4.avro)" -eq 2 ]
 	[ "$(wc -l <retractions.jsonl)" -eq 3 ]
-	# the ride was alone in its hour: the merge is already the rebuild, which
-	# has one record fewer than before
+	# the ride was alone in its hour: the merge is already the rebuild
+	# (nothing stale, --strict passed), which has one record fewer than before
+	grep -q '"tool":"cnt-accumulate".*"emptied":1,"stale":0' out.txt
 	cmp buckets-merged.avro buckets-retracted.avro
 	[ "$(cnt-cat --count buckets-retracted.avro)" -eq $(($(cnt-cat --count buckets.avro) - 1)) ]
 }
