@@ -385,7 +385,7 @@ static int write_events(const char *path, const ev *evs, size_t n)
 		e.event_time = evs[i].et;
 		e.ingest_time = evs[i].it;
 		if (evs[i].retraction)
-			e.retracts = sl("x");
+			e.retracts = sl(evs[i].retraction == 2 ? "e5" : "x");
 		rc = cnt_event_encode(&e, cnt_writer_buf(w)) || cnt_writer_commit(w, &err);
 	}
 	if (rc == 0)
@@ -418,7 +418,7 @@ static void test_overlay(void)
 	CHECK_EQ_INT(write_events(path, evs, sizeof(evs) / sizeof(evs[0])), 0);
 	a = ask("rank p7", NOW, NULL, path);
 	CHECK_EQ_INT(a.rc, 0);
-	CHECK(strstr(a.json, ",\"member_ref\":\"p7\",\"overlay\":{\"events\":1,\"delta\":85},\"found\":true,\"value\":95,"
+	CHECK(strstr(a.json, ",\"member_ref\":\"p7\",\"overlay\":{\"events\":1,\"delta\":85,\"retracted\":0},\"found\":true,\"value\":95,"
 		"\"kind\":\"exact\",\"rank\":2}") != NULL);
 	a = ask("rank p6", NOW, NULL, path);
 	CHECK(strstr(a.json, "\"value\":58,\"kind\":\"band\",\"rank_band\":[6,6]") != NULL);
@@ -430,9 +430,27 @@ static void test_overlay(void)
 	CHECK_EQ_INT(a.rc, -1);
 	CHECK_EQ_STR(a.err.msg, "around: 'newbie' is not in the view; ask for its rank instead");
 	a = ask("rank p2", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0},\"found\":true,\"value\":90,\"kind\":\"exact\",\"rank\":2") != NULL);
+	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0,\"retracted\":0},\"found\":true,\"value\":90,\"kind\":\"exact\",\"rank\":2") != NULL);
 	a = ask("value nobody", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0},\"found\":false}") != NULL);
+	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0,\"retracted\":0},\"found\":false}") != NULL);
+	/* a compensation of an overlay event (p6's e5) takes it out, before
+	 * or after it; one of an event not in the overlay ("x") does nothing */
+	{
+		static ev cv[] = {
+			{"p6", -18, FX_T0 + 150 * FX_MIN, 0, "c5", NULL, 2},
+			{"p6", 18, FX_T0 + 150 * FX_MIN, 0, "e5", NULL, 0},
+			{"p6", 7, FX_T0 + 151 * FX_MIN, 0, "e8", NULL, 0},
+			{"p6", -500, FX_T0 + 150 * FX_MIN, 0, "c9", NULL, 1},
+			{"p6", -18, FX_T0 + 150 * FX_MIN, 0, "c5", NULL, 2},   /* redelivered */
+		};
+
+		for (size_t i = 0; i < sizeof(cv) / sizeof(cv[0]); i++)
+			cv[i].it = after;
+		snprintf(path, sizeof(path), "%s/comp.avro", tmpdir);
+		CHECK_EQ_INT(write_events(path, cv, sizeof(cv) / sizeof(cv[0])), 0);
+		a = ask("value p6", NOW, NULL, path);
+		CHECK(strstr(a.json, "\"overlay\":{\"events\":1,\"delta\":7,\"retracted\":1},\"found\":true,\"value\":47") != NULL);
+	}
 	/* not an event file */
 	snprintf(path, sizeof(path), "%s/dir.jsonl", tmpdir);
 	a = ask("rank p7", NOW, NULL, path);
