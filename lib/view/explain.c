@@ -25,6 +25,7 @@
 #include "model/event.h"
 #include "model/windowed.h"
 #include "time/timefmt.h"
+#include "time/tz.h"
 #include "view/project.h"
 
 static const char *const fate_names[CNT_FATE_N] = {
@@ -669,6 +670,24 @@ static int put_tkey(cnt_buf *out, const char *key, int64_t ms)
 	return cnt_buf_printf(out, ",\"%s\":", key) || put_time(out, ms);
 }
 
+/* A window end: null when the window is unbounded on that side. */
+static int put_wkey(cnt_buf *out, const char *key, int64_t ms)
+{
+	if (ms <= CNT_TZ_MIN_MS || ms >= CNT_TZ_MAX_MS)
+		return cnt_buf_printf(out, ",\"%s\":null", key);
+	return put_tkey(out, key, ms);
+}
+
+static void wtime(int64_t ms, char t[32])
+{
+	if (ms <= CNT_TZ_MIN_MS)
+		snprintf(t, 32, "the beginning");
+	else if (ms >= CNT_TZ_MAX_MS)
+		snprintf(t, 32, "the end");
+	else
+		cnt_time_format_rfc3339(ms, t);
+}
+
 int cnt_explain_format_json(const cnt_explain_opts *o, const cnt_explain *x, const cnt_explain_check *checks,
 	size_t nchecks, cnt_buf *out)
 {
@@ -722,7 +741,7 @@ int cnt_explain_format_json(const cnt_explain_opts *o, const cnt_explain *x, con
 	rc |= cnt_buf_printf(out, "{\"kind\":\"standing\"");
 	rc |= put_str(out, "board", o->board->board_id) || put_str(out, "scope", x->scope) ||
 		put_str(out, "member", o->member) || put_str(out, "window", o->window_label) ||
-		put_tkey(out, "from", o->from) || put_tkey(out, "to", o->to);
+		put_wkey(out, "from", o->from) || put_wkey(out, "to", o->to);
 	if (x->as_of > INT64_MIN)
 		rc |= put_tkey(out, "as_of", x->as_of);
 	else
@@ -769,8 +788,8 @@ int cnt_explain_format_text(const cnt_explain_opts *o, const cnt_explain *x, con
 	char a[32], b[32];
 	int rc = 0;
 
-	cnt_time_format_rfc3339(o->from, a);
-	cnt_time_format_rfc3339(o->to, b);
+	wtime(o->from, a);
+	wtime(o->to, b);
 	rc |= cnt_buf_printf(out, "%s on %s (%s/%s, %s: %s .. %s), scope %s\n", o->member, o->board->board_id,
 		o->board->tenant_id, o->board->counter_id, o->window_label, a, b, x->scope);
 	if (x->found)
