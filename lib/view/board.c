@@ -14,6 +14,7 @@
 
 #include "model/bucket.h"
 #include "model/event.h"
+#include "model/fingerprint.h"
 #include "view/lines.h"
 #include "view/view.h"
 
@@ -258,7 +259,8 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	char dir[4096];
 	cnt_view_build vb;
 	cnt_viewdesc d;
-	int version;
+	char *fps;
+	int version, rc;
 
 	memset(out, 0, sizeof(*out));
 	out->scope = cnt_proj_scope(bb->proj, i);
@@ -279,7 +281,13 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	d.as_of = d.has_as_of ? st->as_of : 0;
 	d.built_at = bb->now;
 	vb.desc = &d;
-	if (cnt_viewdir_write(dir, version, &vb, err) != 0)
+	/* the board and the counter versions it ranked */
+	if (cnt_fp_set_dump(cnt_proj_versions(bb->proj), b, &fps, err) != 0)
+		return -1;
+	vb.fingerprints = fps;
+	rc = cnt_viewdir_write(dir, version, &vb, err);
+	free(fps);
+	if (rc != 0)
 		return cnt_err_prefix(err, "scope '%s'", out->scope);
 	out->version = version;
 	out->members = vb.n;
