@@ -16,7 +16,8 @@ static const char help[] =
 	"change that would reinterpret counted events (type, bounds, lateness or\n"
 	"dedup horizon, dedup key, windows removed, tie-break, ...) is refused as\n"
 	"an in-place edit and names the new counter version to declare instead; a\n"
-	"compatible one (a window added, a cap raised, a cost note) is accepted.\n"
+	"compatible one (a window added, a cap raised, a cost note) is accepted.  A\n"
+	"season's dates may change while it is open, its state only forward.\n"
 	"One line per change.  Exit 0 when every change is compatible, 1 when one\n"
 	"is refused, 2 on trouble.\n"
 	"\n"
@@ -35,12 +36,12 @@ static int print_change(void *ctx, const cnt_fp_change *ch)
 {
 	tally *t = ctx;
 	const char *what = strcmp(ch->field, "definition") == 0
-				   ? (ch->reinterprets ? "removed" : "added") : NULL;
+				   ? (strcmp(ch->from, "(none)") == 0 ? "added" : "removed") : NULL;
 
 	if (what != NULL)
 		cnt_cli_printf("%s: %s", ch->label, what);
 	else
-		cnt_cli_printf("%s: %s %s -> %s", ch->label, ch->field, ch->from, ch->to);
+		cnt_cli_printf("%s: %s %s \u2192 %s", ch->label, ch->field, ch->from, ch->to);
 	if (!ch->reinterprets) {
 		t->compatible++;
 		cnt_cli_printf(": compatible\n");
@@ -48,6 +49,9 @@ static int print_change(void *ctx, const cnt_fp_change *ch)
 		t->refused++;
 		if (what != NULL)
 			cnt_cli_printf(": refused, counted data may refer to it\n");
+		else if (strncmp(ch->label, "season ", 7) == 0)
+			cnt_cli_printf(": refused, the season is closing or closed (its state only moves "
+				       "forward); declare a new season\n");
 		else if (ch->next_version > 0)
 			cnt_cli_printf(": refused, it reinterprets counted events; declare the change as "
 				       "version %d\n", ch->next_version);
