@@ -9,7 +9,7 @@
 #include "model/fingerprint.h"
 
 static const char usage[] =
-	"usage: cnt-defs check [--stats file] [-v] current proposed\n";
+	"usage: cnt-defs check [--stats file] [-v] [--progress | --no-progress] current proposed\n";
 
 static const char help[] =
 	"Compare the definitions file proposed with current, field by field.  A\n"
@@ -23,6 +23,8 @@ static const char help[] =
 	"\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           a summary line on standard error\n"
+	"      --progress          accepted, as by every tool (there is nothing to show)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
