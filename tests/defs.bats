@@ -287,6 +287,24 @@ meta() { cnt-cat --meta "$@" | jq -c '.metadata."cnt.fingerprints" // "null" | f
 	[[ "$output" == *"'b.avro': utc/dist v1: dedup_key idempotency_key → item_member; a change"* ]]
 }
 
+@test "cnt-project refuses to supersede a view built under a board since edited in place" {
+	events
+	cnt-window -d cur.json events.avro | cnt-accumulate -o b.avro
+	cnt-project -d cur.json -b wk -w v --now "$T0" b.avro
+	prop "$B.tie_break = [\"latest_achiever\"]"
+	run -2 cnt-project -d prop.json -b wk -w v --now "$T0" b.avro
+	[ "$output" = "cnt-project: 'v/wk/global/v000001/view.avro': board wk: tie_break earliest_achiever,member_ref_asc → latest_achiever,member_ref_asc; a change that reinterprets standings needs a new board" ]
+	[ "$(readlink v/wk/global/current)" = v000001 ] && [ ! -e v/wk/global/v000002 ]
+	# a compatible edit (a cap raised) builds the next version
+	prop "$B.materialised_cap = 1000"
+	cnt-project -d prop.json -b wk -w v --now "$T0" b.avro
+	[ "$(readlink v/wk/global/current)" = v000002 ]
+	# the edited board under a new id starts its own views
+	prop "$B.tie_break = [\"latest_achiever\"] | $B.board_id = \"wk2\""
+	cnt-project -d prop.json -b wk2 -w v --now "$T0" b.avro
+	meta v/wk2/global/current/view.avro | jq -e '."board wk2".def.tie_break == ["latest_achiever", "member_ref_asc"]'
+}
+
 @test "a rebuild applies each event's own version: a new version never reinterprets history" {
 	events
 	cnt-window -d cur.json events.avro | cnt-accumulate -o before.avro

@@ -922,6 +922,26 @@ int cnt_fp_input(const cnt_meta_kv *kv, size_t n, const char *name, cnt_err *err
 	return 0;
 }
 
+int cnt_fp_check_published(const cnt_meta_kv *kv, size_t n, const char *name, cnt_err *err)
+{
+	json_t *t;
+	size_t i;
+	int rc;
+
+	if (!pol.on || pol.defs == NULL)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (strcmp(kv[i].key, CNT_FP_META) == 0)
+			break;
+	if (i == n)
+		return 0;
+	if ((t = cnt_fp_table_parse(kv[i].val, kv[i].vlen, err)) == NULL)
+		return cnt_err_prefix(err, "'%s'", name);
+	rc = cnt_fp_table_check(t, pol.defs, err);
+	json_decref(t);
+	return rc != 0 ? cnt_err_prefix(err, "'%s'", name) : 0;
+}
+
 /* ---- tracking an output --------------------------------------------------- */
 
 static int rd_str(cnt_cur *c, const char **p, size_t *n)

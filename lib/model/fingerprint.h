@@ -146,6 +146,14 @@ void cnt_fp_policy_end(void);
  * does nothing.  0, or -1 with err set. */
 int cnt_fp_input(const cnt_meta_kv *kv, size_t n, const char *name, cnt_err *err);
 
+/* A published file's header (its metadata, n entries, named name) checked
+ * against the policy's definitions only, as cnt_fp_input() checks an
+ * input: cnt-project checks the view it is about to supersede, so that a
+ * board edited in place is refused ("'...view.avro': board b: tie_break
+ * ...; a change that reinterprets standings needs a new board").  0, or
+ * -1 with err set. */
+int cnt_fp_check_published(const cnt_meta_kv *kv, size_t n, const char *name, cnt_err *err);
+
 /* What the records of an output are. */
 typedef enum { CNT_FP_EVENTS, CNT_FP_WINDOWED, CNT_FP_BUCKETS } cnt_fp_records;
 
