@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "count/accum.h"
 #include "time/timefmt.h"
 
@@ -132,7 +133,8 @@ int main(int argc, char **argv)
 	if (memory == 0)
 		memory = cnt_accum_default_memory();
 	acc = cnt_accum_new(memory, tmpdir, &err);
-	if (acc == NULL)
+	/* no definitions: the output carries what the inputs recorded */
+	if (acc == NULL || cnt_fp_policy(NULL, &err) != 0)
 		cnt_die_err(&err);
 	/* Opened before reading, so a bad output fails fast; written only
 	 * once everything is read. */
@@ -151,7 +153,7 @@ int main(int argc, char **argv)
 	}
 	cnt_progress_end();
 	w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err);
-	if (w == NULL || cnt_accum_finish(acc, w, &err) != 0 || cnt_writer_finish(w, &err) != 0 ||
+	if (w == NULL || cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(acc, w, &err) != 0 || cnt_writer_finish(w, &err) != 0 ||
 	    cnt_accum_check_balance(acc, &err) != 0)
 		cnt_die_err(&err);
 	st = cnt_accum_get_stats(acc);
@@ -170,5 +172,6 @@ int main(int argc, char **argv)
 			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs);
 	cnt_writer_free(w);
 	cnt_accum_free(acc);
+	cnt_fp_policy_end();
 	return cnt_cli_finish();
 }

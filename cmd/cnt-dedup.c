@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "count/dedup_filter.h"
 
 static const char usage[] =
@@ -80,17 +81,19 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
-	if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0)
 		cnt_die_err(&err);
 	loaded = dd.count;
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
-	if ((w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL)
+	if ((w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+	    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0)
 		cnt_die_err(&err);
 	if (dup_path) {
 		cnt_cli_out(&dup_out, dup_path);
-		if ((dw = cnt_event_writer_new(dup_out.fd, dup_path, codec_set ? codec : CNT_CODEC_ZSTD, level, &err)) == NULL)
+		if ((dw = cnt_event_writer_new(dup_out.fd, dup_path, codec_set ? codec : CNT_CODEC_ZSTD, level, &err)) == NULL ||
+		    cnt_fp_track(dw, CNT_FP_EVENTS, &err) != 0)
 			cnt_die_err(&err);
 	}
 	if (rej_path)
@@ -169,6 +172,7 @@ int main(int argc, char **argv)
 	cnt_writer_free(dw);
 	cnt_dedup_filter_free(f);
 	cnt_dedup_release(&dd);
+	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	cnt_rejects_release(&rej);
 	return cnt_cli_finish();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "ingest/ingest.h"
 #include "time/timefmt.h"
 
@@ -163,7 +164,7 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
-	if ((cfg.admit.defs = defs = cnt_defs_load(defs_path, &err)) == NULL)
+	if ((cfg.admit.defs = defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	cfg.admit.expected = cnt_input_expected_events(argv + optind, argc - optind);
 	cfg.rej_fd = stream(&rej, cfg.rej_name, out_path);
@@ -201,6 +202,7 @@ int main(int argc, char **argv)
 			(unsigned long long)st->duplicate, 100.0 * hit_rate(st->accepted, st->duplicate));
 	}
 	cnt_ingest_free(g);
+	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	return cnt_cli_finish();
 }

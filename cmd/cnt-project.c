@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "view/board.h"
 
 static const char usage[] =
@@ -105,7 +106,7 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL || optind == argc)
 		cnt_die_usage("building a view needs -d definitions and bucket files");
-	if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_board_begin(&bb, defs, defs_path, board_id, have_now ? &now : NULL, season, scopes, scopes_from,
 		&err) != 0)
@@ -151,6 +152,7 @@ int main(int argc, char **argv)
 	else
 		cnt_stats_release(&st);
 	cnt_board_end(&bb);
+	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	return cnt_cli_finish();
 }

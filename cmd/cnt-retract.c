@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "correct/retract.h"
 #include "model/bucket.h"
 #include "model/event.h"
@@ -153,11 +154,12 @@ int main(int argc, char **argv)
 
 		if (defs_path == NULL)
 			cnt_die_usage("--rebuild needs -d definitions");
-		if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
+		if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 			cnt_die_err(&err);
 		bfd = cnt_cli_open_in(rebuild);
 		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 		if ((w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+		    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 ||
 		    cnt_retract_rebuild(fds, (const char *const *)argv + optind, (size_t)nin, defs, defs_path, shards,
 			    bfd, rebuild, w, &r, &err) != 0)
 			cnt_die_err(&err);
@@ -168,6 +170,7 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "dropped", r.dropped);
 		cnt_cli_commit(&out);
 		cnt_writer_free(w);
+		cnt_fp_policy_end();
 		cnt_defs_free(defs);
 	} else {
 		cnt_retract_result r;
@@ -193,7 +196,10 @@ int main(int argc, char **argv)
 		if ((lfd = open(ledger, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
 			cnt_die("cannot open ledger '%s': %m", ledger);
 		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
-		if ((w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+		/* no definitions: the compensations carry what the log recorded */
+		if (cnt_fp_policy(NULL, &err) != 0 ||
+		    (w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+		    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0 ||
 		    cnt_retract_run(fds, (const char *const *)argv + optind, (size_t)nin, &sel, &req, lfd, ledger, w,
 			    note, NULL, &r, &err) != 0)
 			cnt_die_err(&err);
@@ -220,6 +226,7 @@ int main(int argc, char **argv)
 		close(lfd);
 		free(r.ledger_line);
 		cnt_writer_free(w);
+		cnt_fp_policy_end();
 	}
 	if (co.stats_path)
 		cnt_stats_write(&s, co.stats_path);

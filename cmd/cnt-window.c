@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "count/window.h"
 
 static const char usage[] =
@@ -80,11 +81,12 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
-	if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 	if ((schema = cnt_windowed_schema_json(&err)) == NULL ||
 	    (w = cnt_writer_new(out.fd, out_path ? out_path : "standard output", schema, codec, level, 0, &err)) == NULL ||
+	    cnt_fp_track(w, CNT_FP_WINDOWED, &err) != 0 ||
 	    (win = cnt_window_new(defs, defs_path, shards, w, &err)) == NULL)
 		cnt_die_err(&err);
 	free(schema);
@@ -151,6 +153,7 @@ int main(int argc, char **argv)
 			t->in, t->out, t->late, t->out ? 100.0 * (double)t->late / (double)t->out : 0.0, t->rejected);
 	cnt_writer_free(w);
 	cnt_window_free(win);
+	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	cnt_rejects_release(&rej);
 	return cnt_cli_finish();

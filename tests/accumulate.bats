@@ -348,6 +348,7 @@ recs = list(r)
 for s in range(3):
     with open(f"w{s}.avro", "wb") as f:
         w = avro.datafile.DataFileWriter(f, avro.io.DatumWriter(), avro.schema.parse(schema))
+        w.set_meta("cnt.fingerprints", r.get_meta("cnt.fingerprints"))  # as cnt-window wrote them
         for x in recs:
             if x["shard"] == s:
                 w.append(x)

@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs"
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -184,6 +184,9 @@ full() {
 
 	full cnt-diff "$F/buckets.avro" "$F/doubled.avro"
 	full cnt-diff --stats /dev/full "$F/buckets.avro" "$F/buckets.avro"
+	jq '.counters[0].versions[0].type = "max"' "$DEFS" >"$T/edited.json"
+	full cnt-defs check "$DEFS" "$T/edited.json"
+	full cnt-defs check --stats /dev/full "$DEFS" "$DEFS"
 
 	full cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
 		--stats /dev/full "$F/buckets.avro"
@@ -470,6 +473,12 @@ tmp_prep() { mkdir -p "$O/tmp"; }
 @test "allocation failure: cnt-project fails cleanly at every allocation" {
 	sweep 0 no_prep views_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
 		--now "$NOW" --stats "$O/st.json" "$F/buckets.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-defs fails cleanly at every allocation" {
+	jq '.counters[0].versions[0].type = "max" | .counters[1].versions[0].windows += ["month"]' "$DEFS" >"$T/edited.json"
+	sweep 1 no_prep nothing_left cnt-defs check --stats "$O/st.json" "$DEFS" "$T/edited.json"
 	check_problems
 }
 

@@ -758,7 +758,16 @@ struct cnt_writer {
 	pthread_cond_t cv;
 	wjob jobs[NWJOBS];
 	uint64_t qseq, wseq;   /* next block to queue / to write */
+	/* cnt_writer_defer(): the header waits for cnt_writer_finish(); blocks
+	 * are spooled to memory, then to an unlinked temporary file. */
+	int deferred;
+	cnt_writer_hooks hooks;
+	size_t rec_start;      /* where the record being encoded begins */
+	cnt_buf spool;
+	int spool_fd;          /* -1 while the spool fits in memory */
 };
+
+#define SPOOL_MEM (8u << 20)
 
 cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err)
@@ -788,6 +797,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 		return NULL;
 	}
 	w->fd = fd;
+	w->spool_fd = -1;
 	w->cid = codec;
 	w->level = level;
 	w->block_bytes = block_bytes ? block_bytes : CNT_BLOCK_BYTES_DEFAULT;
@@ -857,6 +867,36 @@ static int write_header(cnt_writer *w, cnt_err *err)
 	return 0;
 }
 
+/* Appends n bytes to the spool: memory up to SPOOL_MEM, then an unlinked
+ * temporary file under $TMPDIR (or /tmp). */
+static int spool(cnt_writer *w, const void *p, size_t n, cnt_err *err)
+{
+	if (w->spool_fd < 0 && w->spool.len + n <= SPOOL_MEM)
+		return cnt_buf_append(&w->spool, p, n) != 0 ? cnt_err_nomem(err) : 0;
+	if (w->spool_fd < 0) {
+		const char *dir = getenv("TMPDIR");
+		char path[4200];
+
+		snprintf(path, sizeof(path), "%s/cnt-spool.XXXXXX", dir && *dir ? dir : "/tmp");
+		if ((w->spool_fd = mkstemp(path)) < 0)
+			return cnt_err_write(err, errno, "'%s': cannot create a temporary file in '%s'", w->name,
+				dir && *dir ? dir : "/tmp");
+		unlink(path);
+	}
+	if (cnt_write_all(w->spool_fd, p, n) != 0)
+		return cnt_err_write(err, errno, "'%s': cannot write a temporary file", w->name);
+	return 0;
+}
+
+static int emit(cnt_writer *w, const void *p, size_t n, cnt_err *err)
+{
+	if (w->deferred)
+		return spool(w, p, n, err);
+	if (cnt_write_all(w->fd, p, n) != 0)
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
+	return 0;
+}
+
 static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, size_t plen, cnt_err *err)
 {
 	uint8_t head[20];
@@ -864,9 +904,44 @@ static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, siz
 
 	hn = cnt_bin_put_long(head, count);
 	hn += cnt_bin_put_long(head + hn, (int64_t)plen);
-	if (cnt_write_all(w->fd, head, hn) != 0 || cnt_write_all(w->fd, payload, plen) != 0 ||
-	    cnt_write_all(w->fd, w->sync, CNT_SYNC_SIZE) != 0)
-		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
+	if (emit(w, head, hn, err) != 0 || emit(w, payload, plen, err) != 0 ||
+	    emit(w, w->sync, CNT_SYNC_SIZE, err) != 0)
+		return -1;
+	return 0;
+}
+
+/* The header, then what was spooled. */
+static int write_deferred(cnt_writer *w, cnt_err *err)
+{
+	char buf[65536];
+	ssize_t got;
+
+	w->deferred = 0;
+	if (w->hooks.header != NULL && w->hooks.header(w->hooks.ctx, w, err) != 0)
+		return -1;
+	if (write_header(w, err) != 0 || emit(w, w->spool.p, w->spool.len, err) != 0)
+		return -1;
+	if (w->spool_fd < 0)
+		return 0;
+	if (lseek(w->spool_fd, 0, SEEK_SET) < 0)
+		return cnt_err_write(err, errno, "'%s': cannot read back a temporary file", w->name);
+	while ((got = read(w->spool_fd, buf, sizeof(buf))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return cnt_err_write(err, errno, "'%s': cannot read back a temporary file", w->name);
+		if (emit(w, buf, (size_t)got, err) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err)
+{
+	if (w->header_done || w->records != 0 || w->deferred)
+		return cnt_err_set(err, "internal: cnt_writer_defer after the first record");
+	w->deferred = 1;
+	w->hooks = *h;
 	return 0;
 }
 
@@ -938,7 +1013,7 @@ static int drain(cnt_writer *w, uint64_t upto, cnt_err *err)
 
 static int flush_block(cnt_writer *w, cnt_err *err)
 {
-	if (!w->header_done && write_header(w, err) != 0)
+	if (!w->header_done && !w->deferred && write_header(w, err) != 0)
 		return -1;
 	if (w->block_count == 0)
 		return 0;
@@ -983,10 +1058,16 @@ static int flush_block(cnt_writer *w, cnt_err *err)
 
 int cnt_writer_commit(cnt_writer *w, cnt_err *err)
 {
+	if (w->hooks.record != NULL &&
+	    w->hooks.record(w->hooks.ctx, w->block.p + w->rec_start, w->block.len - w->rec_start, err) != 0) {
+		w->block.len = w->rec_start;
+		return -1;
+	}
 	w->block_count++;
 	w->records++;
-	if (w->block.len >= w->block_bytes)
-		return flush_block(w, err);
+	if (w->block.len >= w->block_bytes && flush_block(w, err) != 0)
+		return -1;
+	w->rec_start = w->block.len;
 	return 0;
 }
 
@@ -999,6 +1080,8 @@ int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 		rc = drain(w, w->qseq, err);
 		pthread_mutex_unlock(&w->mu);
 	}
+	if (rc == 0 && w->deferred)
+		rc = write_deferred(w, err);
 	if (rc != 0 || w->ended)
 		return rc;
 	/* The end marker: an empty block (its payload the codec's encoding
@@ -1113,6 +1196,11 @@ void cnt_writer_free(cnt_writer *w)
 	cnt_buf_release(&w->comp);
 	cnt_buf_release(&w->out);
 	cnt_buf_release(&w->meta);
+	cnt_buf_release(&w->spool);
+	if (w->hooks.release != NULL)
+		w->hooks.release(w->hooks.ctx);
+	if (w->spool_fd >= 0)
+		close(w->spool_fd);
 	free(w->schema);
 	free(w->name);
 	free(w);

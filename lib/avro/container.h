@@ -23,7 +23,8 @@
  * schema text and codec name, metadata is written in a fixed order, and
  * blocks are cut at a fixed size, so the same records give the same bytes.
  * The header is written with the first block, or by cnt_writer_finish()
- * when there are no records (a header-only file).
+ * when there are no records (a header-only file) or the header is deferred
+ * (cnt_writer_defer).
  */
 #ifndef CNT_CONTAINER_H
 #define CNT_CONTAINER_H
@@ -98,6 +99,25 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 /* Adds a metadata entry written after avro.codec and avro.schema, in the
  * order added.  Only before the first record.  Returns 0 or -1. */
 int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, cnt_err *err);
+/* Hooks of cnt_writer_defer(), each optional (NULL).  record() is called
+ * by cnt_writer_commit() with the bytes of the record being committed (a
+ * non-zero return fails the commit: the record is dropped, err set);
+ * header() by cnt_writer_finish() just before the header is written, so
+ * it may still add metadata with cnt_writer_meta(); release() by
+ * cnt_writer_free(), to free ctx. */
+typedef struct cnt_writer_hooks {
+	int (*record)(void *ctx, const uint8_t *rec, size_t n, cnt_err *err);
+	int (*header)(void *ctx, cnt_writer *w, cnt_err *err);
+	void (*release)(void *ctx);
+	void *ctx;
+} cnt_writer_hooks;
+/* Defers the header to cnt_writer_finish(), for metadata that depends on
+ * the records (model/fingerprint.h): until then the blocks are kept in
+ * memory (up to 8 MiB), then in an unlinked temporary file under $TMPDIR
+ * (or /tmp), and copied after the header at the end.  The bytes written
+ * are the same as without it.  Only before the first record, once; h is
+ * copied.  Returns 0 or -1 (then h->release is not called). */
+int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err);
 /* The buffer to encode the next record into (append to it). */
 cnt_buf *cnt_writer_buf(cnt_writer *w);
 /* Ends the record just appended; writes a block when the buffer is full.

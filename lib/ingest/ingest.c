@@ -14,6 +14,7 @@
 #include "ingest/rawevent.h"
 #include "ingest/report.h"
 #include "model/event.h"
+#include "model/fingerprint.h"
 
 extern const char cnt_schema_raw_event[];
 
@@ -66,7 +67,8 @@ cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 	if (g->raw_schema == NULL)
 		goto fail;
 	g->w = cnt_event_writer_new(cfg->out_fd, cfg->out_name, cfg->codec, cfg->level, err);
-	if (g->w == NULL)
+	/* the log records the definitions of the versions it stamps */
+	if (g->w == NULL || cnt_fp_track(g->w, CNT_FP_EVENTS, err) != 0)
 		goto fail;
 	return g;
 oom:

@@ -1276,3 +1276,22 @@ const char *cnt_defs_window_name(cnt_window_kind k)
 {
 	return (unsigned)k < CNT_WIN_COUNT ? window_names[k] : "?";
 }
+
+const char *cnt_defs_enum_name(cnt_defs_enum e, int v)
+{
+	static const char *const *const tables[] = {
+		[CNT_ENUM_DEDUP_KEY] = dedup_names, [CNT_ENUM_SCOPE] = scope_names,
+		[CNT_ENUM_TIE] = tie_names, [CNT_ENUM_NUMBERING] = rank_names,
+		[CNT_ENUM_HIST_SCALE] = scale_names, [CNT_ENUM_WEEKDAY] = weekday_names,
+		[CNT_ENUM_ORDER] = order_names};
+	const char *const *t;
+	int i;
+
+	if ((unsigned)e >= sizeof tables / sizeof tables[0] || v < 0)
+		return "?";
+	t = tables[e];
+	for (i = 0; t[i] != NULL; i++)
+		if (i == v)
+			return t[i];
+	return "?";
+}

@@ -174,6 +174,18 @@ const cnt_season *cnt_defs_season_at(const cnt_defs *d, size_t i);
 /* Names as written in the file ("exact", "week", ...); "?" if out of range. */
 const char *cnt_defs_ctype_name(cnt_counter_type t);
 const char *cnt_defs_window_name(cnt_window_kind k);
+typedef enum {
+	CNT_ENUM_DEDUP_KEY,  /* CNT_DEDUP_* */
+	CNT_ENUM_SCOPE,      /* cnt_scope_kind */
+	CNT_ENUM_TIE,        /* cnt_tie_break */
+	CNT_ENUM_NUMBERING,  /* cnt_rank_numbering */
+	CNT_ENUM_HIST_SCALE, /* cnt_hist_scale */
+	CNT_ENUM_WEEKDAY,    /* week_start: 0 = monday */
+	CNT_ENUM_ORDER       /* order_asc: 0 = desc, 1 = asc */
+} cnt_defs_enum;
+/* The name of value v of enumeration e as written in the file; "?" if out
+ * of range. */
+const char *cnt_defs_enum_name(cnt_defs_enum e, int v);
 
 /* Checks that name is an IANA timezone with a TZif file under $TZDIR (or
  * /usr/share/zoneinfo).  Rejects absolute names and names containing "..".

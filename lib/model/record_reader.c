@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/fingerprint.h"
+
 static int check_fast(cnt_typed_in *t, cnt_err *err)
 {
 	cnt_reader *rd = cnt_records_reader(t->rin);
@@ -13,6 +15,15 @@ static int check_fast(cnt_typed_in *t, cnt_err *err)
 
 	if (t->checked == cnt_reader_container(rd))
 		return 0;
+	{
+		const cnt_meta_kv *kv;
+		size_t n = cnt_reader_meta(rd, &kv);
+
+		/* the definitions this container was counted under (a no-op
+		 * unless the tool set a policy) */
+		if (cnt_fp_input(kv, n, cnt_reader_name(rd), err) != 0)
+			return -1;
+	}
 	if (cnt_schema_canonical(cnt_reader_schema(rd)->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
 		cnt_buf_release(&canon);
 		return cnt_err_nomem(err);

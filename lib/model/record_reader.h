@@ -9,6 +9,11 @@
  * record resolved to our schema as a cnt_val.  Either way the caller turns
  * the record into its struct; this module does the blocks, the checks
  * between them and the positions in messages.
+ *
+ * At each container's header the tool's fingerprint policy sees its
+ * metadata (cnt_fp_input, model/fingerprint.h): a container counted under
+ * definitions that have since been edited fails the read, before any of
+ * its records.
  */
 #ifndef CNT_RECORD_READER_H
 #define CNT_RECORD_READER_H

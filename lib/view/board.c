@@ -14,6 +14,7 @@
 
 #include "model/bucket.h"
 #include "model/event.h"
+#include "model/fingerprint.h"
 #include "view/lines.h"
 #include "view/view.h"
 
@@ -250,6 +251,38 @@ int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*
 	return rc < 0 ? -1 : 0;
 }
 
+/* The view published in dir, if any, was built under the definitions
+ * (model/fingerprint.h): a board edited in place since is refused.  A
+ * view that cannot be read is left to the readers to report. */
+static int check_published(const char *dir, cnt_err *err)
+{
+	char path[4400];
+	const cnt_meta_kv *kv;
+	cnt_reader *r;
+	int cur, fd, rc;
+	size_t n;
+	cnt_err e2;
+
+	if (cnt_viewdir_current(dir, &cur, err) != 0)
+		return -1;
+	if (cur == 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/v%06d/view.avro", dir, cur);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if ((r = cnt_reader_open(fd, path, NULL, &e2)) == NULL) {
+		close(fd);
+		if (e2.kind == CNT_ERR_NOMEM)
+			*err = e2;
+		return e2.kind == CNT_ERR_NOMEM ? -1 : 0;
+	}
+	n = cnt_reader_meta(r, &kv);
+	rc = cnt_fp_check_published(kv, n, path, err);
+	cnt_reader_free(r);
+	close(fd);
+	return rc;
+}
+
 int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int no_publish,
 	cnt_board_written *out, cnt_err *err)
 {
@@ -258,7 +291,8 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	char dir[4096];
 	cnt_view_build vb;
 	cnt_viewdesc d;
-	int version;
+	char *fps;
+	int version, rc;
 
 	memset(out, 0, sizeof(*out));
 	out->scope = cnt_proj_scope(bb->proj, i);
@@ -266,7 +300,7 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 		return -1;
 	if (cnt_viewdir_path(dir, sizeof(dir), views, b->board_id, out->scope) != 0)
 		return cnt_err_set(err, "path too long for scope '%s'", out->scope);
-	if (cnt_viewdir_next(dir, &version, err) != 0)
+	if (check_published(dir, err) != 0 || cnt_viewdir_next(dir, &version, err) != 0)
 		return -1;
 	cnt_viewdesc_from_board(&d, b, bb->ctype);
 	d.scope = out->scope;
@@ -279,7 +313,13 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	d.as_of = d.has_as_of ? st->as_of : 0;
 	d.built_at = bb->now;
 	vb.desc = &d;
-	if (cnt_viewdir_write(dir, version, &vb, err) != 0)
+	/* the board and the counter versions it ranked */
+	if (cnt_fp_set_dump(cnt_proj_versions(bb->proj), b, &fps, err) != 0)
+		return -1;
+	vb.fingerprints = fps;
+	rc = cnt_viewdir_write(dir, version, &vb, err);
+	free(fps);
+	if (rc != 0)
 		return cnt_err_prefix(err, "scope '%s'", out->scope);
 	out->version = version;
 	out->members = vb.n;

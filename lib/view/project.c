@@ -9,6 +9,8 @@
 
 #include <xxhash.h>
 
+#include "model/fingerprint.h"
+
 /* 64 bytes: ten million of them are the bulk of a big build. */
 typedef struct pmember {
 	cnt_i128 sum;
@@ -47,13 +49,17 @@ struct cnt_proj {
 	pscope *scopes;
 	size_t ns, cs;
 	cnt_proj_stats st;
+	cnt_fp_set *versions; /* of the buckets counted */
 };
 
 cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, cnt_err *err)
 {
 	cnt_proj *p = calloc(1, sizeof(*p));
 
-	if (p == NULL || (p->slots = calloc(1024, sizeof(uint32_t))) == NULL) {
+	if (p == NULL || (p->slots = calloc(1024, sizeof(uint32_t))) == NULL ||
+	    (p->versions = cnt_fp_set_new(err)) == NULL) {
+		if (p != NULL)
+			free(p->slots);
 		free(p);
 		cnt_err_nomem(err);
 		return NULL;
@@ -79,6 +85,7 @@ void cnt_proj_free(cnt_proj *p)
 {
 	if (p == NULL)
 		return;
+	cnt_fp_set_free(p->versions);
 	for (size_t i = 0; i < p->nm; i++)
 		if (p->m[i].sketch) {
 			cnt_hll_release(p->m[i].sketch);
@@ -296,12 +303,27 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		return 0;
 	if (b->counter_version && bk->counter_version != b->counter_version)
 		return 0;
+	if (!b->counter_version) {
+		/* Each bucket means what its own version says: a board over every
+		 * version cannot add buckets of versions of different types. */
+		const cnt_counter_version *own = cnt_counter_version_get(b->counter, bk->counter_version);
+		const cnt_counter_version *cur = cnt_counter_version_latest(b->counter);
+
+		if (own != NULL && cur != NULL && own->type != cur->type)
+			return cnt_err_set(err, "board '%s' reads every version of %s/%s, but version %d "
+				"counts %s and version %d %s: pin the board's counter_version",
+				b->board_id, b->tenant_id, b->counter_id, own->version,
+				cnt_defs_ctype_name(own->type), cur->version, cnt_defs_ctype_name(cur->type));
+	}
 	if (bk->max_ingest_time > p->st.as_of)
 		p->st.as_of = bk->max_ingest_time;
 	/* Buckets never straddle a window boundary: both are bucket
 	 * boundaries of the tenant's zone. */
 	if (bk->bucket_start < p->from || bk->bucket_end > p->to || bk->count == 0)
 		return 0;
+	if (cnt_fp_set_add(p->versions, bk->tenant_id.p, bk->tenant_id.n, bk->counter_id.p, bk->counter_id.n,
+		bk->counter_version, err) != 0)
+		return -1;
 	m = member(p, bk->member_ref.p, bk->member_ref.n);
 	if (m == NULL)
 		return cnt_err_nomem(err);
@@ -665,6 +687,11 @@ int cnt_proj_view(cnt_proj *p, size_t i, cnt_view_build *out, cnt_err *err)
 	out->edges = s->edges;
 	out->counts = s->counts;
 	return 0;
+}
+
+const cnt_fp_set *cnt_proj_versions(const cnt_proj *p)
+{
+	return p->versions;
 }
 
 const cnt_proj_stats *cnt_proj_get_stats(const cnt_proj *p)

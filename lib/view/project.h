@@ -43,7 +43,9 @@ int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e);
 
 /* Adds a bucket record; records of other counters or outside the window
  * are skipped (but their max_ingest_time counts toward the as-of when
- * they belong to the board's counter).  0 or -1 with err set. */
+ * they belong to the board's counter).  A board that reads every version
+ * (counter_version 0) refuses a bucket of a version whose type differs
+ * from the newest version's.  0 or -1 with err set. */
 int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *b, cnt_err *err);
 
 /* Computes values, splits by scope and ranks.  Members without a scope
@@ -62,6 +64,11 @@ typedef struct cnt_proj_stats {
 	int64_t as_of;          /* largest max_ingest_time of the counter's buckets */
 } cnt_proj_stats;
 const cnt_proj_stats *cnt_proj_get_stats(const cnt_proj *p);
+
+/* The counter versions of the buckets counted so far, for the view's
+ * fingerprint table (model/fingerprint.h). */
+struct cnt_fp_set;
+const struct cnt_fp_set *cnt_proj_versions(const cnt_proj *p);
 
 /* Orders two entries as the board ranks them: <0 when a ranks above b. */
 int cnt_proj_cmp(const cnt_leaderboard *board, const cnt_view_entry *a, const char *an,

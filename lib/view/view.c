@@ -636,7 +636,9 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		goto fail;
 	}
 	w = cnt_writer_new(fd, file, ranked_schema, CNT_CODEC_ZSTD, -1, 0, err);
-	if (w == NULL || cnt_writer_meta(w, "cnt.view", desc.p, desc.len, err) != 0)
+	if (w == NULL || cnt_writer_meta(w, "cnt.view", desc.p, desc.len, err) != 0 ||
+	    (b->fingerprints != NULL && cnt_writer_meta(w, "cnt.fingerprints", b->fingerprints,
+		strlen(b->fingerprints), err) != 0))
 		goto fail;
 	for (size_t i = 0; i < b->head; i++) {
 		const cnt_view_entry *e = &b->entries[i];

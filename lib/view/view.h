@@ -107,6 +107,7 @@ typedef struct cnt_view_build {
 	size_t nbins;
 	const int64_t *edges;      /* nbins + 1 */
 	const uint64_t *counts;
+	const char *fingerprints;  /* the "cnt.fingerprints" table, or NULL */
 } cnt_view_build;
 
 /* The description as it is written for b: b->desc with members, head and

@@ -226,6 +226,104 @@ static void test_writer_is_deterministic(void)
 	}
 }
 
+/* Deferred header: the hook sees every record and adds metadata at the
+ * end; with no metadata the bytes are those of a plain writer, also when
+ * the spool overflows memory into a temporary file (here ~9 MiB). */
+typedef struct {
+	uint64_t seen;
+	int add;
+} defer_ctx;
+
+static int on_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
+{
+	defer_ctx *d = ctx;
+	cnt_cur c = {rec, rec + n};
+	int64_t v;
+
+	(void)err;
+	if (cnt_bin_read_long(&c, &v) != 0 || v != rec_n((int)d->seen))
+		return cnt_err_set(err, "record %llu is not the one committed", (unsigned long long)d->seen);
+	d->seen++;
+	return 0;
+}
+
+static int on_header(void *ctx, cnt_writer *w, cnt_err *err)
+{
+	defer_ctx *d = ctx;
+	char v[32];
+
+	if (!d->add)
+		return 0;
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)d->seen);
+	return cnt_writer_meta(w, "test.seen", v, strlen(v), err);
+}
+
+static int write_deferred(const char *path, int n, defer_ctx *d)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_writer_hooks h = {on_record, on_header, NULL, d};
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, CNT_CODEC_NULL, -1, 0, &err);
+
+	if (w == NULL || cnt_writer_defer(w, &h, &err) != 0)
+		rc = -1;
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = put_record(w, i, &err);
+	/* only once, and only before the first record */
+	if (rc == 0)
+		CHECK_EQ_INT(cnt_writer_defer(w, &h, &err), -1);
+	if (rc == 0)
+		rc = cnt_writer_finish(w, &err);
+	if (rc != 0)
+		fprintf(stderr, "deferred writer: %s\n", err.msg);
+	cnt_writer_free(w);
+	close(fd);
+	return rc;
+}
+
+static void test_deferred_header(void)
+{
+	static const int sizes[] = {0, 500, 250000};
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		defer_ctx d = {0, 0}, e = {0, 1};
+		cnt_buf x, y;
+		cnt_err err = {"", CNT_ERR_DATA};
+		cnt_reader *r;
+		const cnt_meta_kv *kv;
+		size_t nkv;
+		char seen[32];
+		int fd;
+
+		CHECK_EQ_INT(write_file(path_in("plain.avro"), CNT_CODEC_NULL, 0, sizes[k]), 0);
+		CHECK_EQ_INT(write_deferred(path_in("deferred.avro"), sizes[k], &d), 0);
+		CHECK_EQ_INT((int)d.seen, sizes[k]);
+		x = slurp(path_in("plain.avro"));
+		y = slurp(path_in("deferred.avro"));
+		CHECK(x.len == y.len && memcmp(x.p, y.p, x.len) == 0);
+		if (sizes[k] == 250000)
+			CHECK(y.len > (9u << 20));
+		cnt_buf_release(&x);
+		cnt_buf_release(&y);
+		/* metadata added at the end is in the header */
+		CHECK_EQ_INT(write_deferred(path_in("meta.avro"), sizes[k], &e), 0);
+		fd = open(path_in("meta.avro"), O_RDONLY | O_CLOEXEC);
+		r = cnt_reader_open(fd, "meta.avro", NULL, &err);
+		CHECK(r != NULL);
+		if (r != NULL) {
+			size_t j;
+
+			nkv = cnt_reader_meta(r, &kv);
+			snprintf(seen, sizeof(seen), "%d", sizes[k]);
+			for (j = 0; j < nkv && strcmp(kv[j].key, "test.seen") != 0; j++)
+				;
+			CHECK(j < nkv && kv[j].vlen == strlen(seen) && memcmp(kv[j].val, seen, kv[j].vlen) == 0);
+			cnt_reader_free(r);
+		}
+		close(fd);
+	}
+}
+
 static void test_sync_marker_depends_on_schema_and_codec(void)
 {
 	cnt_buf x, y;
@@ -1112,6 +1210,7 @@ int main(void)
 	}
 	RUN(test_round_trip_every_codec);
 	RUN(test_writer_is_deterministic);
+	RUN(test_deferred_header);
 	RUN(test_sync_marker_depends_on_schema_and_codec);
 	RUN(test_header_only);
 	RUN(test_record_larger_than_block);

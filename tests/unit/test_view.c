@@ -493,7 +493,7 @@ static void test_viewdir_write_open_verify(void)
 		e[i].rank = (uint32_t)i + 1;
 		memcpy(pool + 2 * i, fx_cap3[i].name, 2);
 	}
-	vb = (cnt_view_build){&d, 7, 3, e, pool, 14, 10, fx_cap3_edges, counts};
+	vb = (cnt_view_build){&d, 7, 3, e, pool, 14, 10, fx_cap3_edges, counts, NULL};
 	snprintf(root, sizeof(root), "%s/views", tmpdir);
 	CHECK_EQ_INT(cnt_viewdir_path(sdir, sizeof(sdir), root, "b", "global"), 0);
 	CHECK_EQ_INT(cnt_viewdir_next(sdir, &version, &err), 0);
@@ -542,7 +542,7 @@ static void test_viewdir_publish_freeze_scopes(void)
 	static const int64_t edges[] = {0, 1};
 	static const uint64_t counts[] = {0};
 	char sdir[256], buf[128], link[300];
-	cnt_view_build vb = {&d, 0, 0, NULL, "", 0, 1, edges, counts};
+	cnt_view_build vb = {&d, 0, 0, NULL, "", 0, 1, edges, counts, NULL};
 	cnt_err err;
 	int version = -1;
 	char **dirs = NULL;
