@@ -13,20 +13,32 @@
 #include "correct/erase.h"
 
 static const char usage[] =
-	"usage: cnt-erase --member M [--tenant T] [--counter C] --cause C --requester R\n"
-	"                 --authority A --ledger FILE [--now T] [--erasure-id ID] [--level n] segment ...\n";
+	"usage: cnt-erase --member member [--tenant tenant] [--counter counter] --cause cause\n"
+	"                 --requester who --authority what --ledger file [--now time]\n"
+	"                 [--erasure-id id] [--level n] [--stats file] [-v]\n"
+	"                 [--progress | --no-progress] segment ...\n";
 
 static const char help[] =
 	"Rewrite each segment of the archive that holds events of the member without\n"
-	"them (their originals, already retracted, and their compensations), and append\n"
+	"them (the originals, already retracted, and their compensations) and append\n"
 	"one erasure record to the retraction ledger.  Other segments are not touched.\n\n"
-	"  --member M      whose events (required); --tenant T, --counter C narrow it\n"
-	"  --cause deleted|banned|dq|fraud, --requester WHO, --authority WHAT  required\n"
-	"  --ledger FILE   the retraction ledger (cnt-retraction(5)); required\n"
-	"  --now TIME      created_at of the record (default: the clock)\n"
-	"  --erasure-id ID the record's id (default: derived)\n"
-	"  --level N       compression level (default: the one each segment was written at)\n"
-	"  --stats FILE, -v, -h, --version\n\nSee cnt-erase(1).\n";
+	"      --member M          whose events (required)\n"
+	"      --tenant T          only the member's events of this tenant\n"
+	"      --counter C         only the member's events of this counter\n"
+	"      --cause deleted|banned|dq|fraud  why (required)\n"
+	"      --requester WHO     who asked (required)\n"
+	"      --authority WHAT    on what authority (required)\n"
+	"      --ledger FILE       the retraction ledger, cnt-retraction(5) (required)\n"
+	"      --now TIME          created_at of the record (default: the clock)\n"
+	"      --erasure-id ID     the record's id (default: derived from its content)\n"
+	"      --level N           compression level (default: each segment's own)\n"
+	"      --stats FILE        counts as one JSON object (- for standard error)\n"
+	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          accepted; cnt-erase shows no progress\n"
+	"      --no-progress       no progress\n"
+	"  -h, --help              this help\n"
+	"      --version           print the version\n\n"
+	"See cnt-erase(1).\n";
 
 enum { O_MEMBER = CNT_OPT_TOOL_BASE, O_TENANT, O_COUNTER, O_CAUSE, O_REQ, O_AUTH, O_LEDGER, O_NOW, O_EID };
 
