@@ -366,3 +366,11 @@ both_paths() {
 	done
 	[ "$n" -gt 10 ]
 }
+
+@test "-o /dev/null (not a regular file) is written without an fsync error" {
+	make_log
+	run --separate-stderr cnt-retract --member m1 --tenant utc --counter dist --cause banned "${WHO[@]}" -o /dev/null log1.avro
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(wc -l <ledger.jsonl)" -eq 1 ]
+}

@@ -40,6 +40,15 @@ static cnt_fp fp_of(const void *p, size_t n)
 	return fp;
 }
 
+/* An event id's key in the retracted set, as retract.c makes it. */
+static cnt_fp id_fp(const void *p, size_t n)
+{
+	const void *parts[1] = {p};
+	size_t lens[1] = {n};
+
+	return cnt_fp_of(1, parts, lens);
+}
+
 void cnt_erase_member_hash(const char *member, char out[33])
 {
 	cnt_retract_hex(fp_of(member, strlen(member)), out);
@@ -156,7 +165,7 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		uint64_t old;
 
 		seg->records++;
-		if (e.retracts.p && cnt_fpset_add(retracted, fp_of(e.retracts.p, e.retracts.n), 1, &old) < 0) {
+		if (e.retracts.p && cnt_fpset_add(retracted, id_fp(e.retracts.p, e.retracts.n), 1, &old) < 0) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -221,7 +230,7 @@ int cnt_erase_scan(const int *fds, const char *const *names, size_t n,
 		const char *id = (const char *)orig.p + off;
 		uint64_t old;
 
-		if (!cnt_fpset_find(&retracted, fp_of(id, strlen(id)), &old)) {
+		if (!cnt_fpset_find(&retracted, id_fp(id, strlen(id)), &old)) {
 			cnt_err_set(err, "event %s of the member is not retracted: retract it first "
 				"(cnt-retract --member), so that the counters lose it too; nothing erased", id);
 			goto out;
