@@ -49,10 +49,17 @@ enum { O_MEMBER = CNT_OPT_TOOL_BASE, O_TENANT, O_COUNTER, O_CAUSE, O_REQ, O_AUTH
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"member", 1, NULL, O_MEMBER}, {"tenant", 1, NULL, O_TENANT}, {"counter", 1, NULL, O_COUNTER},
-		{"cause", 1, NULL, O_CAUSE}, {"requester", 1, NULL, O_REQ}, {"authority", 1, NULL, O_AUTH},
-		{"ledger", 1, NULL, O_LEDGER}, {"now", 1, NULL, O_NOW}, {"erasure-id", 1, NULL, O_EID},
-		{"level", 1, NULL, CNT_OPT_LEVEL}, CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
+		{"member", required_argument, NULL, O_MEMBER},
+		{"tenant", required_argument, NULL, O_TENANT},
+		{"counter", required_argument, NULL, O_COUNTER},
+		{"cause", required_argument, NULL, O_CAUSE},
+		{"requester", required_argument, NULL, O_REQ},
+		{"authority", required_argument, NULL, O_AUTH},
+		{"ledger", required_argument, NULL, O_LEDGER},
+		{"now", required_argument, NULL, O_NOW},
+		{"erasure-id", required_argument, NULL, O_EID},
+		{"level", required_argument, NULL, CNT_OPT_LEVEL},
+		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_erase_sel sel = {0};
