@@ -319,7 +319,8 @@ out:
 }
 
 /* A writer for the container t reads: its schema text, codec and further
- * metadata, in the order the file has them. */
+ * metadata, in the order the file has them (the end marker's declaration
+ * is the writer's own, written by it). */
 static cnt_writer *writer_like(cnt_typed_in *t, int level, int out_fd, const char *out_name, cnt_err *err)
 {
 	const cnt_reader *r = cnt_records_reader(t->rin);
@@ -345,7 +346,8 @@ static cnt_writer *writer_like(cnt_typed_in *t, int level, int out_fd, const cha
 	w = cnt_writer_new(out_fd, out_name, schema, cnt_reader_codec(r), level, 0, err);
 	free(schema);
 	for (size_t i = 0; w && i < nkv; i++)
-		if (strncmp(kv[i].key, "avro.", 5) != 0 && cnt_writer_meta(w, kv[i].key, kv[i].val, kv[i].vlen, err) != 0) {
+		if (strncmp(kv[i].key, "avro.", 5) != 0 && strcmp(kv[i].key, CNT_END_MARKER_KEY) != 0 &&
+		    cnt_writer_meta(w, kv[i].key, kv[i].val, kv[i].vlen, err) != 0) {
 			cnt_writer_free(w);
 			return NULL;
 		}
