@@ -267,9 +267,10 @@ value() {
 @test "a segment that cannot be read is refused before anything is written" {
 	make_log
 	retract_member m1
-	# a flipped byte in the last block of a segment without m1
+	# a flipped byte in the sync marker of the last data block (before the
+	# 31-byte end marker) of a segment without m1
 	size=$(stat -c %s log3.avro)
-	printf '\xff' | dd of=log3.avro bs=1 seek=$((size - 20)) conv=notrunc status=none
+	printf '\xff' | dd of=log3.avro bs=1 seek=$((size - 40)) conv=notrunc status=none
 	snapshot
 	run --separate-stderr cnt-erase --member m1 --cause deleted "${WHO[@]}" log1.avro log2.avro comp-*.avro log3.avro
 	[ "$status" -eq 2 ]
