@@ -60,7 +60,8 @@ typedef struct cnt_erase_seg {
 	cnt_buf ids;                 /* their event ids, each NUL-terminated, in file order */
 	cnt_fp before, after;        /* XXH3-128 of the file's bytes; after set by the rewrite */
 	cnt_codec_id codec;
-	int level;                   /* the level its blocks were compressed at; -1 unknown (default) */
+	int level;                   /* set by the rewrite: the level written at (found
+	                              * from the first block, or forced); -1 the default */
 	unsigned mode;               /* permission bits */
 	uint64_t dev, ino;           /* the file, so that one named twice is refused */
 } cnt_erase_seg;
