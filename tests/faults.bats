@@ -505,6 +505,9 @@ erase_kept() {
 	sweep 0 erase_prep erase_kept cnt-erase --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo \
 		--authority art17 --now "$NOW" --ledger "$O/erase-ledger.jsonl" --stats "$O/st.json" \
 		"$O/archive.avro"
+	check_problems
+}
+
 @test "allocation failure: cnt-explain fails cleanly at every allocation" {
 	printf '%s\n' '{"input":"x","line":3,"reason":"bad_field","message":"m","raw":"{\"member_ref\":\"m-1042\",\"tenant_id\":\"acme\",\"counter_id\":\"distance_m\"}"}' \
 		>"$BATS_TEST_TMPDIR/rejects.jsonl"
