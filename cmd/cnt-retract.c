@@ -216,7 +216,7 @@ int main(int argc, char **argv)
 				(unsigned long long)r.retracted, (unsigned long long)r.already,
 				(unsigned long long)r.not_found);
 		/* the segment on disk, then the record, then the segment in place */
-		if (out.fd > STDOUT_FILENO && fsync(out.fd) != 0) {
+		if (out.tmp && fsync(out.fd) != 0) {
 			cnt_err_write(&err, errno, "cannot write '%s'", out_path);
 			cnt_die_err(&err);
 		}

@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase"
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -43,6 +43,9 @@ setup_file() {
 	cnt-accumulate --output buckets.avro windowed.avro
 	cnt-accumulate --output doubled.avro buckets.avro buckets.avro
 	cnt-project --definitions "$DEFS" --board "$BOARD" --views views --now "$NOW" buckets.avro
+	# a member retracted, ready to be erased (cnt-erase rewrites copies)
+	cnt-retract --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo \
+		--authority art17 --ledger erase-ledger.jsonl --now "$NOW" --output erase-comp.avro archive.avro
 	printf '%s\n' '{"member_ref":"m-1042","display_name":"Ana"}' \
 		'{"member_ref":"m-2210","display_name":"Ben","opted_out":true}' >members.jsonl
 
@@ -192,6 +195,13 @@ full() {
 		--stats /dev/full "$F/buckets.avro"
 
 	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" top 10
+	mkdir -p "$T/e" && cp "$F/archive.avro" "$F/erase-comp.avro" "$F/erase-ledger.jsonl" "$T/e/"
+	full cnt-erase --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo --authority art17 --now "$NOW" \
+		--ledger "$T/e/erase-ledger.jsonl" --stats /dev/full "$T/e/archive.avro" "$T/e/erase-comp.avro"
+	for f in archive.avro erase-comp.avro erase-ledger.jsonl; do
+		cmp -s "$T/e/$f" "$F/$f" || problem "cnt-erase --stats /dev/full: $f changed"
+	done
+	[ -z "$(leftovers "$T/e")" ] || problem "cnt-erase --stats /dev/full: left $(leftovers "$T/e")"
 	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table top 10
 	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
 	check_problems
@@ -487,6 +497,23 @@ tmp_prep() { mkdir -p "$O/tmp"; }
 		--overlay "$F/archive.avro" --directory "$F/members.jsonl" around m-1042 2
 	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
 		--output-format table top 10
+	check_problems
+}
+
+# cnt-erase rewrites its segments and appends to its ledger: copies in $O,
+# which a failed run leaves as they were.  One segment (the ledger proves
+# the retraction), so that the sweep stays under CAP; tests/erase.bats
+# sweeps a run over seven.
+erase_prep() { cp "$F/archive.avro" "$F/erase-comp.avro" "$F/erase-ledger.jsonl" "$O/"; }
+erase_kept() {
+	local f
+	[ "${FILES[*]}" = "archive.avro erase-comp.avro erase-ledger.jsonl" ] || return 1
+	for f in "${FILES[@]}"; do cmp -s "$O/$f" "$F/$f" || return 1; done
+}
+@test "allocation failure: cnt-erase fails cleanly at every allocation, the archive and ledger untouched" {
+	sweep 0 erase_prep erase_kept cnt-erase --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo \
+		--authority art17 --now "$NOW" --ledger "$O/erase-ledger.jsonl" --stats "$O/st.json" \
+		"$O/archive.avro"
 	check_problems
 }
 

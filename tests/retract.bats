@@ -483,3 +483,11 @@ cnt-accumulate: stale: 'utc' 'dist' v1 'm2' 2026-03-01T10:00:00.000Z shard 0: ma
 	done
 	[ "$n" -gt 10 ]
 }
+
+@test "-o /dev/null (not a regular file) is written without an fsync error" {
+	make_log
+	run --separate-stderr cnt-retract --member m1 --tenant utc --counter dist --cause banned "${WHO[@]}" -o /dev/null log1.avro
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[ "$(wc -l <ledger.jsonl)" -eq 1 ]
+}

@@ -111,7 +111,7 @@ static cnt_fp fp_str(const char *p, size_t n)
 	return cnt_fp_of(1, parts, lens);
 }
 
-static void hex128(cnt_fp fp, char out[33])
+void cnt_retract_hex(cnt_fp fp, char out[33])
 {
 	static const char hx[] = "0123456789abcdef";
 
@@ -131,6 +131,42 @@ static cnt_fp line_fp(const char *p, size_t n)
 }
 
 /* ---- the ledger ---- */
+
+/* Adds the event ids of one array to done.  0 or -1. */
+static int add_ids(json_t *ids, const char *name, size_t lineno, cnt_fpset *done, cnt_err *err)
+{
+	if (!json_is_array(ids))
+		return cnt_err_set(err, "ledger '%s' line %zu: no event_ids", name, lineno);
+	for (size_t i = 0; i < json_array_size(ids); i++) {
+		json_t *v = json_array_get(ids, i);
+		uint64_t old;
+
+		if (!json_is_string(v))
+			return cnt_err_set(err, "ledger '%s' line %zu: an event id is not a string", name, lineno);
+		if (cnt_fpset_add(done, fp_str(json_string_value(v), json_string_length(v)), 1, &old) < 0)
+			return cnt_err_nomem(err);
+	}
+	return 0;
+}
+
+/* The event ids a record lists: a retraction's "event_ids", an erasure's
+ * "event_ids" of each of its "segments" (erase.h). */
+static int record_ids(json_t *rec, const char *name, size_t lineno, cnt_fpset *done, cnt_err *err)
+{
+	json_t *kind = json_object_get(rec, "kind"), *segs;
+
+	if (kind == NULL)
+		return add_ids(json_object_get(rec, "event_ids"), name, lineno, done, err);
+	if (!json_is_string(kind) || strcmp(json_string_value(kind), "erasure") != 0)
+		return cnt_err_set(err, "ledger '%s' line %zu: a record of an unknown kind", name, lineno);
+	segs = json_object_get(rec, "segments");
+	if (!json_is_array(segs))
+		return cnt_err_set(err, "ledger '%s' line %zu: an erasure without segments", name, lineno);
+	for (size_t i = 0; i < json_array_size(segs); i++)
+		if (add_ids(json_object_get(json_array_get(segs, i), "event_ids"), name, lineno, done, err) != 0)
+			return -1;
+	return 0;
+}
 
 int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *last, cnt_err *err)
 {
@@ -160,7 +196,7 @@ int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *l
 		const char *line = (const char *)all.p + off;
 		const char *nl = memchr(line, '\n', all.len - off);
 		size_t n;
-		json_t *rec, *ids, *pv;
+		json_t *rec, *pv;
 		json_error_t je;
 
 		lineno++;
@@ -175,7 +211,7 @@ int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *l
 			cnt_err_set(err, "ledger '%s' line %zu: not a retraction record", name, lineno);
 			goto out;
 		}
-		hex128(prev, want);
+		cnt_retract_hex(prev, want);
 		pv = json_object_get(rec, "prev");
 		if (!json_is_string(pv) || strcmp(json_string_value(pv), want) != 0) {
 			json_decref(rec);
@@ -183,26 +219,9 @@ int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *l
 				name, lineno, lineno - 1);
 			goto out;
 		}
-		ids = json_object_get(rec, "event_ids");
-		if (!json_is_array(ids)) {
+		if (record_ids(rec, name, lineno, done, err) != 0) {
 			json_decref(rec);
-			cnt_err_set(err, "ledger '%s' line %zu: no event_ids", name, lineno);
 			goto out;
-		}
-		for (size_t i = 0; i < json_array_size(ids); i++) {
-			json_t *v = json_array_get(ids, i);
-			uint64_t old;
-
-			if (!json_is_string(v)) {
-				json_decref(rec);
-				cnt_err_set(err, "ledger '%s' line %zu: an event id is not a string", name, lineno);
-				goto out;
-			}
-			if (cnt_fpset_add(done, fp_str(json_string_value(v), json_string_length(v)), 1, &old) < 0) {
-				json_decref(rec);
-				cnt_err_nomem(err);
-				goto out;
-			}
 		}
 		json_decref(rec);
 		prev = line_fp(line, n);
@@ -293,7 +312,7 @@ static int ledger_line(const cnt_retract_req *req, const char *rid,
 	if (rec == NULL || selj == NULL)
 		goto nomem;
 	cnt_time_format_rfc3339(req->created_at, tbuf);
-	hex128(prev, ph);
+	cnt_retract_hex(prev, ph);
 	if (sel->tenant && json_object_set_new(selj, "tenant_id", json_string(sel->tenant)))
 		goto nomem;
 	if (sel->counter && json_object_set_new(selj, "counter_id", json_string(sel->counter)))
@@ -463,7 +482,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			if (req->retraction_id)
 				snprintf(res->retraction_id, sizeof(res->retraction_id), "%.39s", req->retraction_id);
 			else {
-				hex128(fp, hx);
+				cnt_retract_hex(fp, hx);
 				snprintf(res->retraction_id, sizeof(res->retraction_id), "r-%s", hx);
 			}
 		}
@@ -519,7 +538,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			lens[1] = e.counter_id.n;
 			parts[2] = idem;
 			lens[2] = strlen(idem);
-			hex128(cnt_fp_of(3, parts, lens), newid);
+			cnt_retract_hex(cnt_fp_of(3, parts, lens), newid);
 			comp.event_id.p = newid;
 			comp.event_id.n = 32;
 			comp.idempotency_key.p = idem;
