@@ -252,7 +252,7 @@ int cnt_seal_dir_open(cnt_seal_dir *s, const char *dir, int write, cnt_err *err)
 {
 	char path[4200];
 	cnt_buf b = CNT_BUF_INIT;
-	int rc = -1;
+	int fd = -1, rc = -1;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
@@ -261,17 +261,26 @@ int cnt_seal_dir_open(cnt_seal_dir *s, const char *dir, int write, cnt_err *err)
 	strcpy(s->dir, dir);
 	if (write && mkdir(dir, 0777) != 0 && errno != EEXIST)
 		return cnt_err_set(err, "cannot create the sealed directory '%s': %s", dir, strerror(errno));
-	snprintf(path, sizeof(path), "%s/" CNT_SEAL_LEDGER, dir);
-	s->fd = open(path, write ? O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC : O_RDONLY | O_CLOEXEC, 0666);
+	/* The directory is the lock, so that the ledger is created only
+	 * when something is published. */
+	s->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->fd < 0) {
 		if (!write && errno == ENOENT)
-			return cnt_err_set(err, "'%s' is not a sealed directory (it has no " CNT_SEAL_LEDGER ")", dir);
-		return cnt_err_set(err, "cannot open the seal ledger '%s': %s", path, strerror(errno));
+			return cnt_err_set(err, "'%s' is not a sealed directory (it does not exist)", dir);
+		return cnt_err_set(err, "cannot open the sealed directory '%s': %s", dir, strerror(errno));
 	}
 	if (flock(s->fd, write ? LOCK_EX : LOCK_SH) != 0)
-		return cnt_err_set(err, "cannot lock the seal ledger '%s': %s", path, strerror(errno));
-	if (cnt_ledger_slurp(s->fd, path, &b, err) != 0)
+		return cnt_err_set(err, "cannot lock the sealed directory '%s': %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/" CNT_SEAL_LEDGER, dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			return cnt_err_set(err, "cannot open the seal ledger '%s': %s", path, strerror(errno));
+		if (!write)
+			return cnt_err_set(err, "'%s' is not a sealed directory (it has no " CNT_SEAL_LEDGER ")", dir);
+	} else if (cnt_ledger_slurp(fd, path, &b, err) != 0) {
 		goto out;
+	}
 	if (cnt_ledger_walk(b.p, b.len, "seal ledger", path, entry_parse, s, &s->last, &s->lines, err) != 0) {
 		if (err->kind == CNT_ERR_DATA)
 			s->damaged = 1;
@@ -281,6 +290,8 @@ int cnt_seal_dir_open(cnt_seal_dir *s, const char *dir, int write, cnt_err *err)
 		goto out;
 	rc = 0;
 out:
+	if (fd >= 0)
+		close(fd);
 	cnt_buf_release(&b);
 	return rc;
 }
@@ -1015,7 +1026,7 @@ int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_o
 {
 	char head[4200], text[64], hx[33];
 	cnt_out ho;
-	int ho_open = 0;
+	int ho_open = 0, lfd;
 	size_t i;
 
 	if (s->nouts == 0)
@@ -1060,8 +1071,18 @@ int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_o
 		}
 		o->linked = 1;
 	}
-	if (cnt_retract_ledger_append(s->fd, CNT_SEAL_LEDGER, (const char *)s->append.p, err) != 0)
+	snprintf(head, sizeof(head), "%s/" CNT_SEAL_LEDGER, s->dir);
+	lfd = open(head, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	if (lfd < 0) {
+		cnt_err_write(err, errno, "cannot open the seal ledger '%s'", head);
 		goto fail;
+	}
+	if (cnt_retract_ledger_append(lfd, head, (const char *)s->append.p, err) != 0) {
+		close(lfd);
+		goto fail;
+	}
+	close(lfd);
+	snprintf(head, sizeof(head), "%s/" CNT_SEAL_HEAD, s->dir);
 	cnt_ledger_hex(s->new_last, hx);
 	snprintf(text, sizeof(text), "%zu %s\n", s->new_lines, hx);
 	for (i = 0; i < s->nouts; i++) {

@@ -78,7 +78,7 @@ typedef struct cnt_seal_out {
  * published into it. */
 typedef struct cnt_seal_dir {
 	char dir[4096];
-	int fd;                    /* the ledger, locked; -1 when closed */
+	int fd;                    /* the directory, locked; -1 when closed */
 	int damaged;               /* cnt_seal_dir_open failed on the content */
 	cnt_seal_entry *e;
 	size_t n;
@@ -92,9 +92,10 @@ typedef struct cnt_seal_dir {
 	uint64_t changed;          /* cnt_seal_correct: correction records */
 } cnt_seal_dir;
 
-/* Opens DIR: for writing (write = 1: DIR and an empty ledger created
- * when missing, the ledger locked exclusively), or for reading (a shared
- * lock; DIR must hold a ledger).  Reads and checks the ledger and its
+/* Opens DIR: for writing (write = 1: DIR created when missing and
+ * locked exclusively with flock(2); the ledger is created by the first
+ * cnt_seal_commit), or for reading (a shared lock; DIR must hold a
+ * ledger).  Reads and checks the ledger and its
  * head.  0, or -1 with err set (s->damaged = 1 when the ledger or head
  * is not what was written: a broken chain, a line that is not an entry, a
  * head that does not match); cnt_seal_dir_close() in either case. */
