@@ -1024,7 +1024,7 @@ static int mkdirs_for(const char *path)
 
 int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_out *), cnt_err *err)
 {
-	char head[4200], text[64], hx[33];
+	char head[4200], lpath[4200], text[64], hx[33];
 	cnt_out ho;
 	int ho_open = 0, lfd;
 	size_t i;
@@ -1032,9 +1032,18 @@ int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_o
 	if (s->nouts == 0)
 		return 0;
 	snprintf(head, sizeof(head), "%s/" CNT_SEAL_HEAD, s->dir);
-	/* Everything that allocates first. */
+	snprintf(lpath, sizeof(lpath), "%s/" CNT_SEAL_LEDGER, s->dir);
+	if (cnt_out_open(&ho, head, err) != 0)
+		return -1;
+	ho_open = 1;
+	if (reg)
+		reg(&ho);
+	/* One file at a time: a temporary, fsync'd, linked to its name, the
+	 * temporary removed.  A file linked here is not published until its
+	 * ledger line is appended, and is removed again if that fails. */
 	for (i = 0; i < s->nouts; i++) {
 		cnt_seal_out *o = &s->outs[i];
+		int ok;
 
 		if (mkdirs_for(o->path) != 0) {
 			cnt_err_set(err, "cannot create the directory of '%s': %s", o->path, strerror(errno));
@@ -1045,61 +1054,44 @@ int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_o
 		o->opened = 1;
 		if (reg)
 			reg(&o->out);
-	}
-	if (cnt_out_open(&ho, head, err) != 0)
-		goto fail;
-	ho_open = 1;
-	if (reg)
-		reg(&ho);
-	for (i = 0; i < s->nouts; i++) {
-		cnt_seal_out *o = &s->outs[i];
-
-		if (cnt_write_all(o->out.fd, o->bytes.p, o->bytes.len) != 0 || fsync(o->out.fd) != 0) {
+		ok = cnt_write_all(o->out.fd, o->bytes.p, o->bytes.len) == 0 && fsync(o->out.fd) == 0;
+		if (!ok)
 			cnt_err_write(err, errno, "cannot write '%s'", o->path);
-			goto fail;
-		}
-	}
-	for (i = 0; i < s->nouts; i++) {
-		cnt_seal_out *o = &s->outs[i];
-
-		if (link(o->out.tmp, o->path) != 0) {
+		else if (link(o->out.tmp, o->path) != 0) {
+			ok = 0;
 			if (errno == EEXIST)
 				cnt_err_set(err, "'%s' appeared while it was being written: not replaced", o->path);
 			else
 				cnt_err_write(err, errno, "cannot link '%s'", o->path);
-			goto fail;
+		} else {
+			o->linked = 1;
 		}
-		o->linked = 1;
+		if (unreg)
+			unreg(&o->out);
+		cnt_out_abort(&o->out);   /* the temporary; the name is linked */
+		o->opened = 0;
+		if (!ok)
+			goto fail;
 	}
-	snprintf(head, sizeof(head), "%s/" CNT_SEAL_LEDGER, s->dir);
-	lfd = open(head, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+	lfd = open(lpath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 	if (lfd < 0) {
-		cnt_err_write(err, errno, "cannot open the seal ledger '%s'", head);
+		cnt_err_write(err, errno, "cannot open the seal ledger '%s'", lpath);
 		goto fail;
 	}
-	if (cnt_retract_ledger_append(lfd, head, (const char *)s->append.p, err) != 0) {
+	if (cnt_retract_ledger_append(lfd, lpath, (const char *)s->append.p, err) != 0) {
 		close(lfd);
 		goto fail;
 	}
 	close(lfd);
-	snprintf(head, sizeof(head), "%s/" CNT_SEAL_HEAD, s->dir);
 	cnt_ledger_hex(s->new_last, hx);
 	snprintf(text, sizeof(text), "%zu %s\n", s->new_lines, hx);
-	for (i = 0; i < s->nouts; i++) {
-		if (unreg)
-			unreg(&s->outs[i].out);
-		cnt_out_abort(&s->outs[i].out);   /* the temporary: the name is linked */
-		s->outs[i].opened = 0;
-	}
+	if (unreg)
+		unreg(&ho);
 	if (cnt_write_all(ho.fd, text, strlen(text)) != 0) {
 		cnt_err_write(err, errno, "cannot write '%s' (the ledger was appended: run cnt-seal verify)", head);
-		if (unreg)
-			unreg(&ho);
 		cnt_out_abort(&ho);
 		return -1;
 	}
-	if (unreg)
-		unreg(&ho);
 	if (cnt_out_commit(&ho, err) != 0)
 		return cnt_err_prefix(err, "the ledger was appended but its head not replaced (run cnt-seal verify)");
 	s->last = s->new_last;

@@ -136,12 +136,14 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 int cnt_seal_correct(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int rfd, const char *rname,
 	int64_t now, cnt_err *err);
 
-/* Publishes what close or correct prepared: each file written to a
- * temporary (reg is called with it, unreg after, so that the caller can
- * remove it on a signal), fsync'd and linked to its name, then the ledger
- * lines appended in one write and the head replaced.  Nothing allocates
- * after the temporaries are open.  On failure every file linked by this
- * call is removed again.  0, or -1 with err set (CNT_ERR_IO). */
+/* Publishes what close or correct prepared, one file at a time: written
+ * to a temporary (reg is called with it, unreg after, so that the caller
+ * can remove it on a signal), fsync'd, linked to its name (never over an
+ * existing one) and the temporary removed; then the ledger lines are
+ * appended in one write and the head replaced.  A file is published by
+ * its ledger line: on a failure before the append, every file linked by
+ * this call is removed again.  0, or -1 with err set (CNT_ERR_IO, or
+ * CNT_ERR_NOMEM when a temporary cannot be opened). */
 int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_out *), cnt_err *err);
 
 /* The season's sealed standings with their corrections (only scope when
