@@ -359,6 +359,17 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	run -0 cnt-seal show --season c43 --sealed sealed --scope 'q"u\o'
 	[ "$(echo "$output" | jq -r .scope)" = 'q"u\o' ]
 	[ "$(jq -r .file sealed/ledger.jsonl | paste -sd' ')" = 'c43/north/standings.jsonl c43/south/standings.jsonl c43/q%22u%5Co/standings.jsonl' ]
+	# a scope holding control characters: escaped in the JSON, \xNN in the table
+	printf 'm-a,c\001t\033l\n' >ctl.csv
+	run -0 cnt-seal close -d "$DEFS" --season c43 --sealed ctl --now "$SEAL_AT" --scopes ctl.csv --stats st3.json \
+		"$F/buckets.avro"
+	jq -e '.published[0].scope == "c\u0001t\u001bl"' st3.json
+	run -0 cnt-seal show --season c43 --sealed ctl
+	[ "$(echo "$output" | jq -c '[.scope, .member_ref]')" = '["c\u0001t\u001bl","m-a"]' ]
+	[ "$(jq -r .file ctl/ledger.jsonl)" = 'c43/c%01t%1Bl/standings.jsonl' ]
+	run -0 cnt-seal show --season c43 --sealed ctl -F table
+	[ "${lines[0]}" = 'season c43 board acme-cohorts scope c\x01t\x1bl sealed 2026-10-28T00:00:00.000Z, 0 corrections' ]
+	cnt-seal verify --sealed ctl
 	# a global board has the one scope 'global'
 	run -2 close43 --scope north
 	[ "$output" = "cnt-seal: board 'acme-league' is global: its one scope is 'global', not 'north'" ]

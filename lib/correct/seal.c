@@ -1121,6 +1121,20 @@ fail:
 
 /* ---- show ---- */
 
+/* Text for a terminal: ids may hold anything, so control characters and
+ * backslashes are written \xNN. */
+static int put_safe(cnt_buf *out, const char *p, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		unsigned char ch = (unsigned char)p[k];
+		int e = ch < 0x20 || ch == 0x7f || ch == '\\' ? cnt_buf_printf(out, "\\x%02x", ch) : cnt_buf_putc(out, ch);
+
+		if (e != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table, cnt_buf *out, cnt_err *err)
 {
 	sscope c;
@@ -1130,8 +1144,10 @@ static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table
 	if (load_scope(s, st, &c, 1, &ncorr, err) != 0)
 		goto out;
 	if (table) {
-		if (cnt_buf_printf(out, "season %s board %s scope %s sealed %s, %d correction%s\n", st->season_id,
-			st->board_id, st->scope, st->at, ncorr, ncorr == 1 ? "" : "s") != 0 ||
+		if (cnt_buf_printf(out, "season ") != 0 || put_safe(out, st->season_id, strlen(st->season_id)) != 0 ||
+		    cnt_buf_printf(out, " board %s scope ", st->board_id) != 0 ||
+		    put_safe(out, st->scope, strlen(st->scope)) != 0 ||
+		    cnt_buf_printf(out, " sealed %s, %d correction%s\n", st->at, ncorr, ncorr == 1 ? "" : "s") != 0 ||
 		    cnt_buf_printf(out, "%10s %20s %10s %20s %11s  %s\n", "final_rank", "final_value", "rank", "value",
 			"corrections", "member_ref") != 0)
 			goto nomem;
@@ -1152,16 +1168,7 @@ static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table
 			}
 			if (cnt_buf_printf(out, "%10s %20s %10s %20s %11zu  ", fr, fv, r, v, json_array_size(m->corr)) != 0)
 				goto nomem;
-			/* names may hold anything: control characters shown escaped */
-			for (size_t k = 0; k < m->len; k++) {
-				unsigned char ch = (unsigned char)m->name[k];
-				int e = ch < 0x20 || ch == 0x7f || ch == '\\' ?
-					cnt_buf_printf(out, "\\x%02x", ch) : cnt_buf_putc(out, ch);
-
-				if (e != 0)
-					goto nomem;
-			}
-			if (cnt_buf_putc(out, '\n') != 0)
+			if (put_safe(out, m->name, m->len) != 0 || cnt_buf_putc(out, '\n') != 0)
 				goto nomem;
 			continue;
 		}
