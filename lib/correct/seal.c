@@ -762,6 +762,7 @@ out:
 
 typedef struct rled {
 	const cnt_leaderboard *board;
+	const char *name;
 	char **ids;
 	size_t n;
 } rled;
@@ -769,14 +770,17 @@ typedef struct rled {
 static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, size_t len, cnt_err *err)
 {
 	rled *r = ctx;
-	const char *id = str_field(rec, "retraction_id"), *t, *c;
+	/* a retraction's id, or an erasure's (the deletion path) */
+	const char *id = str_field(rec, "retraction_id") ? str_field(rec, "retraction_id") : str_field(rec, "erasure_id");
+	const char *t, *c;
 	json_t *sel = json_object_get(rec, "selector");
 	char **v;
 
 	(void)line;
 	(void)len;
 	if (id == NULL)
-		return cnt_err_set(err, "line %zu: no retraction_id", lineno);
+		return cnt_err_set(err, "retraction ledger '%s' line %zu: neither a retraction_id nor an erasure_id",
+			r->name, lineno);
 	t = json_is_object(sel) ? str_field(sel, "tenant_id") : NULL;
 	c = json_is_object(sel) ? str_field(sel, "counter_id") : NULL;
 	if ((t && strcmp(t, r->board->tenant_id) != 0) || (c && strcmp(c, r->board->counter_id) != 0))
@@ -954,7 +958,7 @@ out:
 int cnt_seal_correct(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int rfd, const char *rname,
 	int64_t now, cnt_err *err)
 {
-	rled r = {bb->board, NULL, 0};
+	rled r = {bb->board, rname, NULL, 0};
 	cnt_buf b = CNT_BUF_INIT;
 	cnt_fp last;
 	size_t lines, sealed = 0;
