@@ -125,6 +125,7 @@ int main(int argc, char **argv)
 		if (which == 3 && (r = cnt_seal_verify(dir, &files, &err)) < 0)
 			cnt_die_err(&err);
 		if (which == 3 && r > 0) {
+			cnt_stats_release(&st);
 			cnt_cli_note("%s", err.msg);
 			return cnt_cli_finish() + 1;
 		}
