@@ -6,12 +6,14 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "correct/seal.h"
 #include "model/fingerprint.h"
 #include "view/board.h"
 
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -w views [--now time] [--season id]\n"
 	"                   [--scopes file | --scopes-from events] [--no-publish]\n"
+	"                   [--sealed dir]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress]\n"
 	"                   bucket-file ...\n"
 	"       cnt-project -w views -b board [--scope key] --publish version\n"
@@ -32,6 +34,7 @@ static const char help[] =
 	"      --scopes-from FILE  events: a member's region is the board's scope_attr\n"
 	"                          of the member's latest event\n"
 	"      --no-publish        write the versions, leave `current` alone\n"
+	"      --sealed DIR        refuse a season sealed in DIR (cnt-seal(1))\n"
 	"      --publish VERSION   point `current` at VERSION (roll back or forward)\n"
 	"      --scope KEY         with --publish/--freeze: one scope (default: all)\n"
 	"      --freeze, --unfreeze  stop or resume publishing a scope\n"
@@ -46,7 +49,7 @@ static const char help[] =
 
 enum {
 	OPT_NOW = CNT_OPT_TOOL_BASE, OPT_SEASON, OPT_SCOPES, OPT_SCOPES_FROM, OPT_NO_PUBLISH, OPT_PUBLISH,
-	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE
+	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE, OPT_SEALED
 };
 
 int main(int argc, char **argv)
@@ -64,12 +67,13 @@ int main(int argc, char **argv)
 		{"scope", required_argument, NULL, OPT_SCOPE},
 		{"freeze", no_argument, NULL, OPT_FREEZE},
 		{"unfreeze", no_argument, NULL, OPT_UNFREEZE},
+		{"sealed", required_argument, NULL, OPT_SEALED},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL, *scopes = NULL;
-	const char *scopes_from = NULL, *scope = NULL;
+	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL;
 	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, c;
 	int64_t now = 0;
 	cnt_defs *defs;
@@ -93,6 +97,7 @@ int main(int argc, char **argv)
 		case OPT_SCOPE: scope = optarg; break;
 		case OPT_FREEZE: freeze = 1; break;
 		case OPT_UNFREEZE: freeze = -1; break;
+		case OPT_SEALED: sealed = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -109,7 +114,7 @@ int main(int argc, char **argv)
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_board_begin(&bb, defs, defs_path, board_id, have_now ? &now : NULL, season, scopes, scopes_from,
-		&err) != 0)
+		&err) != 0 || cnt_seal_check_publish(defs, &bb, sealed, &err) != 0)
 		cnt_die_err(&err);
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc; i++) {

@@ -28,6 +28,8 @@ EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
 TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase"
+SEAL_NOW=2026-12-02T00:00:00Z
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-seal"
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -57,6 +59,17 @@ setup_file() {
 		'{"idempotency_key":"g1","tenant_id":"acme","counter_id":"ghost","member_ref":"m-1","delta":1,"event_time":"2026-11-29T10:00:00Z"}' \
 		'{"idempotency_key":"g2","tenant_id":"acme","counter_id":"ghost","member_ref":"m-2","delta":2,"event_time":"2026-11-29T11:00:00Z"}' >ghost.jsonl
 	cnt-ingest --definitions defs2.json --now "$NOW" --output ghost.avro ghost.jsonl
+
+	# A weekly league sealed (cnt-seal): week 48 closes Monday 2026-11-30
+	# 00:00 Berlin; m-1042 is then retracted and the buckets rebuilt.
+	jq '.leaderboards += [{board_id: "acme-league", tenant_id: "acme", counter_id: "distance_m",
+		window: "season", scope_kind: "global", tie_break: ["member_ref_asc"], rank_numbering: "competition"}]
+		| .seasons += [{season_id: "w48", board_id: "acme-league", opens_at: "2026-11-23T00:00:00",
+		closes_at: "2026-11-30T00:00:00", state: "closing"}]' "$DEFS" >sdefs.json
+	cnt-seal close --definitions sdefs.json --season w48 --sealed sealed --now "$SEAL_NOW" buckets.avro
+	cnt-retract --member m-1042 --tenant acme --counter distance_m --cause fraud --requester t --authority a \
+		--ledger retractions.jsonl --now "$SEAL_NOW" --output comp.avro deduped.avro
+	cnt-retract --rebuild buckets.avro --definitions sdefs.json --output revised.avro deduped.avro comp.avro
 
 	# A large day: 20000 events, one member each, so that every output is
 	# megabytes (a pipe holds 64 KiB).
@@ -204,6 +217,12 @@ full() {
 	[ -z "$(leftovers "$T/e")" ] || problem "cnt-erase --stats /dev/full: left $(leftovers "$T/e")"
 	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table top 10
 	full cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
+
+	full cnt-seal show --season w48 --sealed "$F/sealed"
+	full cnt-seal show --season w48 --sealed "$F/sealed" --output-format table
+	full cnt-seal verify --sealed "$F/sealed" --stats /dev/full
+	full cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" --now "$SEAL_NOW" \
+		--stats /dev/full "$F/buckets.avro"
 	check_problems
 }
 
@@ -281,6 +300,9 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 			--no-publish --stats /dev/stdout "$F/buckets.avro"
 		closed $mode cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
 		closed $mode cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table top 3
+		closed $mode cnt-seal show --season w48 --sealed "$F/sealed"
+		closed $mode cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" \
+			--now "$SEAL_NOW" --stats /dev/stdout "$F/buckets.avro"
 	done
 	check_problems
 }
@@ -523,6 +545,17 @@ erase_kept() {
 	sweep 0 no_prep nothing_left cnt-explain --definitions "$DEFS" --board "$BOARD" --member m-1042 \
 		--now "$NOW" --views "$F/views" --rejects "$BATS_TEST_TMPDIR/rejects.jsonl" --stats "$O/st.json" \
 		"$F/archive.avro"
+# the sealed directory given to the run is there, unchanged
+sealed_prep() { cp -a "$F/sealed" "$O/sealed"; }
+sealed_kept() { diff -r "$O/sealed" "$F/sealed" >/dev/null; }
+@test "allocation failure: cnt-seal fails cleanly at every allocation, a sealed directory untouched" {
+	sweep 0 no_prep nothing_left cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" \
+		--now "$SEAL_NOW" --stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 sealed_prep sealed_kept cnt-seal correct --definitions "$F/sdefs.json" --season w48 \
+		--sealed "$O/sealed" --retractions "$F/retractions.jsonl" --now "$SEAL_NOW" --stats "$O/st.json" \
+		"$F/revised.avro"
+	sweep 0 no_prep nothing_left cnt-seal show --season w48 --sealed "$F/sealed" --output-format table
+	sweep 0 no_prep nothing_left cnt-seal verify --sealed "$F/sealed" --stats "$O/st.json"
 	check_problems
 }
 

@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 ROOT="$BATS_TEST_DIRNAME/.."
 PY=/usr/bin/python3
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal"
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -36,6 +36,7 @@ agree() {
 @test "cnt-erase: --help, man page SYNOPSIS, option list and source agree" { agree cnt-erase; }
 @test "cnt-explain: --help, man page SYNOPSIS, option list and source agree" { agree cnt-explain; }
 @test "cnt-defs: --help, man page SYNOPSIS, option list and source agree" { agree cnt-defs; }
+@test "cnt-seal: --help, man page SYNOPSIS, option list and source agree" { agree cnt-seal; }
 
 @test "one vocabulary: a letter means one long option in every tool; shared options everywhere" {
 	local t files=()
