@@ -16,27 +16,43 @@
 #include "model/event.h"
 
 static const char usage[] =
-	"usage: cnt-hold list [--decisions FILE] [--state S] [selection] [-F table|json] holds ...\n"
-	"       cnt-hold clear --decisions FILE --by WHO [--now T] [-o file] [-c codec]\n"
-	"                      [--level n] selection holds ...\n"
-	"       cnt-hold reject --decisions FILE --ledger FILE --by WHO [--authority A]\n"
-	"                      [--now T] selection holds ...\n"
-	"  selection: [--hold ID ...] [--signal rate|lockstep|device] [--tenant T]\n"
-	"             [--counter C] [--member M]\n";
+	"usage: cnt-hold list [--decisions file] [--state state] [selection] [-F table|json]\n"
+	"                     [--stats file] [-v] [--progress | --no-progress] hold-file ...\n"
+	"       cnt-hold clear --decisions file --by who [--now time] [-o file] [-c codec]\n"
+	"                      [--level n] [--stats file] [-v] selection hold-file ...\n"
+	"       cnt-hold reject --decisions file --ledger file --by who [--authority text]\n"
+	"                       [--now time] [--stats file] [-v] selection hold-file ...\n"
+	"  selection: [--hold id ...] [--signal rate|lockstep|device] [--tenant id]\n"
+	"             [--counter id] [--member ref]\n";
 
 static const char help[] =
 	"List held events; clear them (released as a new log segment, counted from\n"
 	"the decision time) or reject them (a retraction record, cause fraud).  Every\n"
-	"decision is a line of the append-only decisions ledger; a hold is decided once.\n\n"
-	"  --decisions FILE  the decisions ledger (cnt-hold(5))\n"
-	"  --hold ID         a hold by its id (repeatable)\n"
-	"  --signal S, --tenant T, --counter C, --member M, --state pending|cleared|rejected\n"
-	"  --by WHO, --now TIME  who decides, and when (default: the clock)\n"
-	"  --ledger FILE     reject: the retraction ledger (cnt-retraction(5))\n"
-	"  --authority A     reject: the record's authority (default: quarantine)\n"
-	"  -o, --output FILE clear: the released events (default stdout)\n"
+	"decision is a line of the append-only decisions ledger; a hold is decided once.\n"
+	"\n"
+	"      --decisions FILE    the decisions ledger (cnt-hold(5))\n"
+	"      --hold ID           a hold by its id (repeatable)\n"
+	"      --signal NAME       holds of one signal: rate, lockstep or device\n"
+	"      --tenant ID         holds of one tenant\n"
+	"      --counter ID        holds of one counter\n"
+	"      --member REF        holds of one member\n"
+	"      --state STATE       list: pending, cleared or rejected\n"
 	"  -F, --output-format table|json  list: a table (default) or JSON lines\n"
-	"  -c, --codec NAME, --level N, --stats FILE, -v, -h, --version\n\nSee cnt-hold(1).\n";
+	"      --by WHO            who decides (required to decide)\n"
+	"      --now TIME          when (default: the clock)\n"
+	"      --ledger FILE       reject: the retraction ledger (cnt-retraction(5))\n"
+	"      --authority TEXT    reject: the record's authority (default: quarantine)\n"
+	"  -o, --output FILE       clear: the released events (default: standard output)\n"
+	"  -c, --codec NAME        clear: null, deflate, snappy, xz, zstandard or bzip2\n"
+	"      --level N           compression level (the codec's default)\n"
+	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
+	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          accepted; cnt-hold shows no progress\n"
+	"      --no-progress       no progress\n"
+	"  -h, --help              this help\n"
+	"      --version           print the version\n"
+	"\n"
+	"See cnt-hold(1) and cnt-hold(5).\n";
 
 enum { O_DECISIONS = CNT_OPT_TOOL_BASE, O_HOLD, O_SIGNAL, O_TENANT, O_COUNTER, O_MEMBER, O_STATE,
 	O_BY, O_NOW, O_LEDGER, O_AUTH };

@@ -269,6 +269,7 @@ typedef struct list_ctx {
 	void *lctx;
 	cnt_buf b;
 	uint64_t listed;
+	const char *head;
 } list_ctx;
 
 static int jslice(cnt_buf *b, const char *key, cnt_slice s)
@@ -369,6 +370,8 @@ static int list_one(void *vctx, cnt_held_in *in, const cnt_held *h, cnt_err *err
 	}
 	if (rc != 0)
 		return cnt_err_nomem(err);
+	if (!c->json && c->listed == 0)
+		c->line(c->lctx, c->head, strlen(c->head));
 	c->line(c->lctx, (const char *)c->b.p, c->b.len);
 	c->listed++;
 	return 0;
@@ -380,13 +383,15 @@ int cnt_hold_list(const int *fds, const char *const *names, size_t n, const cnt_
 {
 	static const char head[] = "HOLD_ID                             STATE     SIGNAL    TENANT    "
 		"COUNTER       MEMBER      DELTA   EVENT_TIME                DETAIL OR DECISION\n";
-	list_ctx c = {d, sel, json, line, ctx, CNT_BUF_INIT, 0};
+	list_ctx c = {d, sel, json, line, ctx, CNT_BUF_INIT, 0, head};
 	uint64_t holds = 0;
 	int rc;
 
-	if (!json)
-		line(ctx, head, sizeof(head) - 1);
+	/* the header with the first row, or alone at the end: never before
+	 * an error in the files */
 	rc = each_hold(fds, names, n, list_one, &c, &holds, err);
+	if (rc == 0 && !json && c.listed == 0)
+		line(ctx, head, sizeof(head) - 1);
 	cnt_buf_release(&c.b);
 	*listed = c.listed;
 	return rc;
