@@ -86,11 +86,14 @@ static int open_ledger(const char *path, int create)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"decisions", 1, NULL, O_DECISIONS}, {"hold", 1, NULL, O_HOLD}, {"signal", 1, NULL, O_SIGNAL},
-		{"tenant", 1, NULL, O_TENANT}, {"counter", 1, NULL, O_COUNTER}, {"member", 1, NULL, O_MEMBER},
-		{"state", 1, NULL, O_STATE}, {"by", 1, NULL, O_BY}, {"now", 1, NULL, O_NOW},
-		{"ledger", 1, NULL, O_LEDGER}, {"authority", 1, NULL, O_AUTH}, {"output", 1, NULL, 'o'},
-		{"output-format", 1, NULL, 'F'}, {"codec", 1, NULL, 'c'}, {"level", 1, NULL, CNT_OPT_LEVEL},
+		{"decisions", required_argument, NULL, O_DECISIONS}, {"hold", required_argument, NULL, O_HOLD},
+		{"signal", required_argument, NULL, O_SIGNAL}, {"tenant", required_argument, NULL, O_TENANT},
+		{"counter", required_argument, NULL, O_COUNTER}, {"member", required_argument, NULL, O_MEMBER},
+		{"state", required_argument, NULL, O_STATE}, {"by", required_argument, NULL, O_BY},
+		{"now", required_argument, NULL, O_NOW}, {"ledger", required_argument, NULL, O_LEDGER},
+		{"authority", required_argument, NULL, O_AUTH}, {"output", required_argument, NULL, 'o'},
+		{"output-format", required_argument, NULL, 'F'}, {"codec", required_argument, NULL, 'c'},
+		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
