@@ -16,7 +16,7 @@
 #include "model/event.h"
 
 static const char usage[] =
-	"usage: cnt-hold list [--decisions file] [--state state] [selection] [-F table|json]\n"
+	"usage: cnt-hold list [--decisions file] [--hold-state state] [selection] [-F table|json]\n"
 	"                     [--stats file] [-v] [--progress | --no-progress] hold-file ...\n"
 	"       cnt-hold clear --decisions file --by who [--now time] [-o file] [-c codec]\n"
 	"                      [--level n] [--stats file] [-v] selection hold-file ...\n"
@@ -36,7 +36,7 @@ static const char help[] =
 	"      --tenant ID         holds of one tenant\n"
 	"      --counter ID        holds of one counter\n"
 	"      --member REF        holds of one member\n"
-	"      --state STATE       list: pending, cleared or rejected\n"
+	"      --hold-state STATE  list: pending, cleared or rejected\n"
 	"  -F, --output-format table|json  list: a table (default) or JSON lines\n"
 	"      --by WHO            who decides (required to decide)\n"
 	"      --now TIME          when (default: the clock)\n"
@@ -89,7 +89,7 @@ int main(int argc, char **argv)
 		{"decisions", required_argument, NULL, O_DECISIONS}, {"hold", required_argument, NULL, O_HOLD},
 		{"signal", required_argument, NULL, O_SIGNAL}, {"tenant", required_argument, NULL, O_TENANT},
 		{"counter", required_argument, NULL, O_COUNTER}, {"member", required_argument, NULL, O_MEMBER},
-		{"state", required_argument, NULL, O_STATE}, {"by", required_argument, NULL, O_BY},
+		{"hold-state", required_argument, NULL, O_STATE}, {"by", required_argument, NULL, O_BY},
 		{"now", required_argument, NULL, O_NOW}, {"ledger", required_argument, NULL, O_LEDGER},
 		{"authority", required_argument, NULL, O_AUTH}, {"output", required_argument, NULL, 'o'},
 		{"output-format", required_argument, NULL, 'F'}, {"codec", required_argument, NULL, 'c'},
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		case O_MEMBER: sel.member = optarg; break;
 		case O_STATE:
 			if (cnt_hold_state_parse(optarg, &sel.state) != 0)
-				cnt_die_usage("--state: '%s' is not pending, cleared or rejected", optarg);
+				cnt_die_usage("--hold-state: '%s' is not pending, cleared or rejected", optarg);
 			sel.has_state = 1;
 			break;
 		case O_BY: dec.by = optarg; break;
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 		if (dec.reject && ledger == NULL)
 			cnt_die_usage("reject needs --ledger (the retraction ledger)");
 		if (sel.has_state)
-			cnt_die_usage("--state is for list: only pending holds are decided");
+			cnt_die_usage("--hold-state is for list: only pending holds are decided");
 		if (sel.nids == 0 && !sel.tenant && !sel.counter && !sel.member && !sel.has_signal)
 			cnt_die_usage("nothing selected: give --hold, --signal, --tenant, --counter or --member");
 		if (*dec.by == 0 || *dec.authority == 0)

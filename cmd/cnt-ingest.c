@@ -234,10 +234,14 @@ int main(int argc, char **argv)
 
 		uint64_t held = cnt_ingest_held(g) ? cnt_ingest_held(g)->held : 0;
 
-		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu, held %llu (dedup hit rate %.2f%%)",
+		char hs[40] = "";
+
+		if (cfg.hold_fd >= 0)   /* the line is unchanged without holds */
+			snprintf(hs, sizeof(hs), ", held %llu", (unsigned long long)held);
+		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu%s (dedup hit rate %.2f%%)",
 			(unsigned long long)st->in, (unsigned long long)(st->accepted - held),
-			(unsigned long long)st->rejected, (unsigned long long)st->duplicate,
-			(unsigned long long)held, 100.0 * hit_rate(st->accepted, st->duplicate));
+			(unsigned long long)st->rejected, (unsigned long long)st->duplicate, hs,
+			100.0 * hit_rate(st->accepted, st->duplicate));
 	}
 	cnt_ingest_free(g);
 	cnt_defs_free(defs);

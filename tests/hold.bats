@@ -281,7 +281,7 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 	cnt-retract --cause dq --requester r --authority a --ledger ret.jsonl --now "$LATE" --event p1 \
 		--tenant utc --counter dist -o comp.avro log.avro
 	[ "$(wc -l <ret.jsonl)" -eq 2 ]
-	cnt-hold list --decisions dec.jsonl --state rejected -F json holds.avro | jq -e -s 'length == 3 and all(.[]; .retraction_id != null)'
+	cnt-hold list --decisions dec.jsonl --hold-state rejected -F json holds.avro | jq -e -s 'length == 3 and all(.[]; .retraction_id != null)'
 }
 
 @test "deciding twice is refused: status 2 naming the hold and its decision; nothing written" {
@@ -316,16 +316,16 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 	[ "$(cnt-hold list --tenant utc --counter pts -F json holds.avro | wc -l)" -eq 7 ]
 	[ "$(cnt-hold list --counter dist -F json holds.avro | wc -l)" -eq 0 ]
 	cnt-hold clear --decisions dec.jsonl --by ana --now "$SOON" -o rel.avro --member x2 holds.avro
-	[ "$(cnt-hold list --decisions dec.jsonl --state cleared -F json holds.avro | jq -r '[.idempotency_key, .state, .decided_by, .decided_at] | join(" ")')" = \
+	[ "$(cnt-hold list --decisions dec.jsonl --hold-state cleared -F json holds.avro | jq -r '[.idempotency_key, .state, .decided_by, .decided_at] | join(" ")')" = \
 		"d2 cleared ana 2026-03-01T10:40:00.000Z" ]
-	[ "$(cnt-hold list --decisions dec.jsonl --state pending -F json holds.avro | wc -l)" -eq 6 ]
+	[ "$(cnt-hold list --decisions dec.jsonl --hold-state pending -F json holds.avro | wc -l)" -eq 6 ]
 	# without a decisions ledger (or one not made yet) every hold is pending
-	[ "$(cnt-hold list --decisions none.jsonl --state pending -F json holds.avro | wc -l)" -eq 7 ]
+	[ "$(cnt-hold list --decisions none.jsonl --hold-state pending -F json holds.avro | wc -l)" -eq 7 ]
 	[ ! -e none.jsonl ]
 	# the same hold in two hold files is one hold
 	[ "$(cnt-hold list -F json holds.avro holds.avro | wc -l)" -eq 7 ]
-	run -2 cnt-hold list --state open holds.avro
-	[[ $output == "cnt-hold: --state: 'open' is not pending, cleared or rejected"* ]]
+	run -2 cnt-hold list --hold-state open holds.avro
+	[[ $output == "cnt-hold: --hold-state: 'open' is not pending, cleared or rejected"* ]]
 	run -2 cnt-hold list --signal speed holds.avro
 	run -2 cnt-hold frobnicate holds.avro
 	[[ $output == "cnt-hold: 'frobnicate' is not a command: list, clear or reject"* ]]

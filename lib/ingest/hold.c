@@ -152,7 +152,7 @@ static void sweep_rate(cnt_hold *h, const skey *k, size_t n, const cnt_hold_sign
 		for (size_t a = g; a < e; a++) {
 			while (r < e && k[r].t <= k[a].t)
 				sum += h->v[k[r++].i].delta;
-			while (l < r && k[l].t <= k[a].t - w)
+			while (l < r && (__int128)k[a].t - k[l].t >= w)
 				sum -= h->v[k[l++].i].delta;
 			if (sum > s->ceiling)
 				mark(&h->v[k[a].i], sig, sum > INT64_MAX ? INT64_MAX : (int64_t)sum);
@@ -176,7 +176,7 @@ static void sweep_burst(cnt_hold *h, const skey *k, size_t n, const cnt_hold_sig
 		while (e < n && k[e].a == k[g].a && k[e].b == k[g].b)
 			e++;
 		for (size_t l = g; l < e; l++) {
-			while (r < e && k[r].t - k[l].t <= span) {
+			while (r < e && (__int128)k[r].t - k[l].t <= span) {
 				if (counts == NULL || counts[h->v[k[r].i].mid]++ == 0)
 					in++;
 				r++;
