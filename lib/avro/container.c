@@ -32,6 +32,8 @@ typedef struct hdr {
 	cnt_codec_id cid;
 	unsigned container;
 	size_t min_record;       /* smallest encoded record of the schema */
+	int end_declared;        /* cnt.end_marker in the header */
+	int ended;               /* its end marker was read (producer side) */
 } hdr;
 
 /* A block on its way from the stream to the consumer. */
@@ -283,6 +285,8 @@ static int read_header(cnt_reader *r, cnt_err *err)
 			schema_kv = &h->meta[i];
 		else if (strcmp(h->meta[i].key, "avro.codec") == 0)
 			codec_kv = &h->meta[i];
+		else if (strcmp(h->meta[i].key, CNT_END_MARKER_KEY) == 0)
+			h->end_declared = 1;
 	}
 	if (schema_kv == NULL)
 		return cnt_err_set(err, "'%s' byte %llu: header has no avro.schema", r->name, (unsigned long long)start);
@@ -300,6 +304,23 @@ static int read_header(cnt_reader *r, cnt_err *err)
 	return 0;
 }
 
+/* At the end of a container (end of input, or another header): one that
+ * declared an end marker must have had it. */
+static int check_ended(cnt_reader *r, int at_eof, cnt_err *err)
+{
+	struct stat st;
+
+	if (r->cur == NULL || !r->cur->end_declared || r->cur->ended)
+		return 0;
+	if (fstat(r->fd, &st) == 0 && S_ISFIFO(st.st_mode))
+		return cnt_err_set(err, "'%s' byte %llu: upstream ended without its end marker: the stage before failed "
+			"or was stopped (see its message); its %llu records are not a complete stream",
+			r->name, (unsigned long long)offset_of(r), (unsigned long long)r->records);
+	return cnt_err_set(err, "'%s' byte %llu: %s without the end marker its writer puts after the last block: "
+		"the file is truncated, or its writer failed or is still writing",
+		r->name, (unsigned long long)offset_of(r), at_eof ? "the file ends" : "a container ends");
+}
+
 /* Reads the next block as stored: on 1, *payload and *size point into the
  * input buffer (valid until the next read) and b has its numbers. */
 static int next_raw(cnt_reader *r, cnt_block *b, const uint8_t **payload, size_t *size, cnt_err *err)
@@ -308,20 +329,24 @@ static int next_raw(cnt_reader *r, cnt_block *b, const uint8_t **payload, size_t
 	uint64_t at;
 	ssize_t avail;
 
+again:
 	for (;;) {
 		avail = fill(r, 4, err);
 		if (avail < 0)
 			return -1;
 		if (avail == 0)
-			return 0;
+			return check_ended(r, 1, err) == 0 ? 0 : -1;
 		if (avail >= 4 && memcmp(r->in + r->in_pos, magic, 4) == 0) {
 			/* Another container follows (cat a.avro b.avro). */
-			if (read_header(r, err) != 0)
+			if (check_ended(r, 0, err) != 0 || read_header(r, err) != 0)
 				return -1;
 			if (r->report_headers)
 				return 2;
 			continue;
 		}
+		if (r->cur->ended)
+			return cnt_err_set(err, "'%s' byte %llu: a block after the end marker of container %u: corrupt file",
+				r->name, (unsigned long long)offset_of(r), r->cur->container);
 		break;
 	}
 	at = offset_of(r);
@@ -348,6 +373,12 @@ static int next_raw(cnt_reader *r, cnt_block *b, const uint8_t **payload, size_t
 	*payload = r->in + r->in_pos;
 	*size = (size_t)sz;
 	r->in_pos += (size_t)sz + CNT_SYNC_SIZE;
+	if (count == 0 && r->cur->end_declared) {
+		/* The end marker: an empty block, the container's last; not
+		 * handed out. */
+		r->cur->ended = 1;
+		goto again;
+	}
 	b->count = count;
 	b->block_no = r->block_no;
 	b->first_record = r->records;
@@ -690,6 +721,22 @@ typedef struct wjob {
 static void start_writer_threads(cnt_writer *w);
 static void stop_writer_threads(cnt_writer *w);
 
+/* End markers of streams on standard output, held back until the tool
+ * has done everything else (cnt_writer_end_deferred()). */
+static struct {
+	int fd;
+	uint8_t *bytes;
+	size_t n;
+} pending[4];
+static size_t npending;
+
+static int fd_is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 struct cnt_writer {
 	int fd;
 	char *name;
@@ -702,7 +749,7 @@ struct cnt_writer {
 	size_t nmeta;
 	int64_t block_count;
 	uint64_t records;
-	int header_done;
+	int header_done, ended;
 	uint8_t sync[CNT_SYNC_SIZE];
 	/* compression on worker threads; blocks are written in order */
 	int async, nworkers, stop;
@@ -792,12 +839,14 @@ static int write_header(cnt_writer *w, cnt_err *err)
 
 	w->out.len = 0;
 	rc |= cnt_buf_append(&w->out, magic, 4);
-	rc |= cnt_bin_write_long(&w->out, (int64_t)(2 + w->nmeta));
+	rc |= cnt_bin_write_long(&w->out, (int64_t)(3 + w->nmeta));
 	rc |= cnt_bin_write_bytes(&w->out, "avro.codec", 10);
 	rc |= cnt_bin_write_bytes(&w->out, cname, strlen(cname));
 	rc |= cnt_bin_write_bytes(&w->out, "avro.schema", 11);
 	rc |= cnt_bin_write_bytes(&w->out, w->schema, strlen(w->schema));
 	rc |= cnt_buf_append(&w->out, w->meta.p, w->meta.len);
+	rc |= cnt_bin_write_bytes(&w->out, CNT_END_MARKER_KEY, strlen(CNT_END_MARKER_KEY));
+	rc |= cnt_bin_write_bytes(&w->out, "1", 1);
 	rc |= cnt_bin_write_long(&w->out, 0);
 	rc |= cnt_buf_append(&w->out, w->sync, CNT_SYNC_SIZE);
 	if (rc != 0)
@@ -950,6 +999,50 @@ int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 		rc = drain(w, w->qseq, err);
 		pthread_mutex_unlock(&w->mu);
 	}
+	if (rc != 0 || w->ended)
+		return rc;
+	/* The end marker: an empty block (its payload the codec's encoding
+	 * of nothing, which any Avro reader accepts and skips), written only
+	 * when everything before it was. */
+	w->comp.len = 0;
+	if (w->cid != CNT_CODEC_NULL &&
+	    cnt_codec_compress(w->codec, w->cid, w->level, (const uint8_t *)"", 0, &w->comp, err) != 0)
+		return cnt_err_prefix(err, "'%s'", w->name);
+	w->ended = 1;
+	if (w->fd == STDOUT_FILENO && !fd_is_regular(w->fd)) {
+		uint8_t *m;
+		size_t n = 0;
+
+		if (npending == sizeof(pending) / sizeof(pending[0]))
+			return cnt_err_set(err, "internal: more than %zu streams on standard output", npending);
+		m = malloc(20 + w->comp.len + CNT_SYNC_SIZE);
+		if (m == NULL)
+			return cnt_err_nomem(err);
+		n = cnt_bin_put_long(m, 0);
+		n += cnt_bin_put_long(m + n, (int64_t)w->comp.len);
+		if (w->comp.len)
+			memcpy(m + n, w->comp.p, w->comp.len);
+		n += w->comp.len;
+		memcpy(m + n, w->sync, CNT_SYNC_SIZE);
+		pending[npending].fd = w->fd;
+		pending[npending].bytes = m;
+		pending[npending].n = n + CNT_SYNC_SIZE;
+		npending++;
+		return 0;
+	}
+	return write_block(w, 0, w->comp.p, w->comp.len, err);
+}
+
+int cnt_writer_end_deferred(cnt_err *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < npending; i++) {
+		if (rc == 0 && cnt_write_all(pending[i].fd, pending[i].bytes, pending[i].n) != 0)
+			rc = cnt_err_write(err, errno, "'standard output': write error");
+		free(pending[i].bytes);
+	}
+	npending = 0;
 	return rc;
 }
 

@@ -38,6 +38,9 @@
 #include "avro/schema.h"
 
 #define CNT_SYNC_SIZE 16
+/* Header key by which a writer declares that its container ends with an
+ * end marker: one block of zero records (see cnt-avro(5)). */
+#define CNT_END_MARKER_KEY "cnt.end_marker"
 #define CNT_BLOCK_BYTES_DEFAULT (256u << 10)
 
 typedef struct cnt_meta_kv {
@@ -100,8 +103,18 @@ cnt_buf *cnt_writer_buf(cnt_writer *w);
 /* Ends the record just appended; writes a block when the buffer is full.
  * Returns 0, or -1 with err set (a write failed). */
 int cnt_writer_commit(cnt_writer *w, cnt_err *err);
-/* Writes what remains (at least the header).  Returns 0 or -1. */
+/* Writes what remains (at least the header), then the end marker (an
+ * empty block; cnt-event(5), "Container files").  On standard output when
+ * it is not a regular file (a pipe: the next stage reads it), the marker
+ * is held back until cnt_writer_end_deferred(), which the command layer
+ * calls in cnt_cli_finish() after every other output was committed: a
+ * tool that fails after its last block still leaves its reader a stream
+ * without the marker.  Returns 0 or -1. */
 int cnt_writer_finish(cnt_writer *w, cnt_err *err);
+/* Writes the end markers held back by cnt_writer_finish().  A program that
+ * writes a container to standard output without the command layer calls
+ * it last.  Returns 0 or -1 (a write failed). */
+int cnt_writer_end_deferred(cnt_err *err);
 uint64_t cnt_writer_records(const cnt_writer *w);
 void cnt_writer_free(cnt_writer *w);
 

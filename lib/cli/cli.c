@@ -3,6 +3,7 @@
  */
 #include "base/outfile.h"
 #include "cli/cli.h"
+#include "avro/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -707,13 +708,18 @@ int cnt_cli_finish(void)
 		cnt_err_write(&err, errno ? errno : EIO, "cannot write standard output");
 		cnt_die_err(&err);
 	}
-	if (fclose(stdout) != 0) {
-		cnt_err_write(&err, errno, "cannot write standard output");
-		cnt_die_err(&err);
-	}
 	if (G.stats_pending) {
 		G.stats_pending = 0;
 		cnt_cli_commit(&G.stats_out);
+	}
+	/* Last: the end markers of the Avro streams on standard output, so
+	 * that the next stage sees a complete stream only when this tool
+	 * did everything it had to. */
+	if (cnt_writer_end_deferred(&err) != 0)
+		cnt_die_err(&err);
+	if (fclose(stdout) != 0) {
+		cnt_err_write(&err, errno, "cannot write standard output");
+		cnt_die_err(&err);
 	}
 	return CNT_EXIT_OK;
 }

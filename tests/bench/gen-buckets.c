@@ -72,7 +72,7 @@ int main(int argc, char **argv)
 		if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0 || cnt_writer_commit(w, &err) != 0)
 			return fprintf(stderr, "gen-buckets: %s\n", err.msg), 2;
 	}
-	if (cnt_writer_finish(w, &err) != 0)
+	if (cnt_writer_finish(w, &err) != 0 || cnt_writer_end_deferred(&err) != 0)
 		return fprintf(stderr, "gen-buckets: %s\n", err.msg), 2;
 	cnt_writer_free(w);
 	return 0;

@@ -275,9 +275,12 @@ static void test_header_only(void)
 	CHECK_EQ_INT(cnt_reader_codec(r), CNT_CODEC_DEFLATE);
 	CHECK_EQ_INT(cnt_reader_container(r), 1);
 	nmeta = cnt_reader_meta(r, &kv);
-	/* Fixed order: avro.codec, avro.schema, then the user's entries. */
-	CHECK_EQ_INT(nmeta, 3);
-	if (nmeta == 3) {
+	/* Fixed order: avro.codec, avro.schema, the user's entries, then the
+	 * end marker's declaration. */
+	CHECK_EQ_INT(nmeta, 4);
+	if (nmeta == 4) {
+		CHECK_EQ_STR(kv[3].key, CNT_END_MARKER_KEY);
+		CHECK(kv[3].vlen == 1 && kv[3].val[0] == '1');
 		CHECK_EQ_STR(kv[0].key, "avro.codec");
 		CHECK(kv[0].vlen == 7 && memcmp(kv[0].val, "deflate", 7) == 0);
 		CHECK_EQ_STR(kv[1].key, "avro.schema");
@@ -395,6 +398,94 @@ static void test_concatenated_writers(void)
 	}
 	close(fd);
 	read_back(p, 0, 250, CNT_CODEC_SNAPPY);
+}
+
+/* Reads path to its end: the records, or -1 with err. */
+static long read_all(const char *path, cnt_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cnt_reader *r = cnt_reader_open(fd, path, NULL, err);
+	cnt_block b;
+	long n = 0;
+	int rc;
+
+	if (r == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((rc = cnt_reader_next(r, &b, err)) >= 1)
+		if (rc == 1)
+			n += (long)b.count;
+	cnt_reader_free(r);
+	close(fd);
+	return rc == 0 ? n : -1;
+}
+
+static int copy_prefix(const char *from, const char *to, off_t n, const void *tail, size_t tn)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	char buf[1 << 16];
+	int rc = in >= 0 && out >= 0 ? 0 : -1;
+
+	while (rc == 0 && n > 0) {
+		ssize_t k = read(in, buf, (size_t)(n < (off_t)sizeof(buf) ? n : (off_t)sizeof(buf)));
+
+		if (k <= 0 || write(out, buf, (size_t)k) != k)
+			rc = -1;
+		n -= k;
+	}
+	if (rc == 0 && tn && write(out, tail, tn) != (ssize_t)tn)
+		rc = -1;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return rc;
+}
+
+static void test_end_marker(void)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	struct stat st;
+	char whole[256];
+	static const uint8_t junk_block[2 + CNT_SYNC_SIZE] = {0};
+
+	snprintf(whole, sizeof(whole), "%s", path_in("marked.avro"));
+	/* null codec: the marker is 0x00 0x00 and the sync marker, 18 bytes */
+	CHECK_EQ_INT(write_file(whole, CNT_CODEC_NULL, 512, 100), 0);
+	CHECK_EQ_INT(read_all(whole, &err), 100);
+	CHECK_EQ_INT(stat(whole, &st), 0);
+	/* cut at the block boundary before the marker: refused */
+	CHECK_EQ_INT(copy_prefix(whole, path_in("cut.avro"), st.st_size - 18, NULL, 0), 0);
+	CHECK_EQ_INT(read_all(path_in("cut.avro"), &err), -1);
+	CHECK(strstr(err.msg, "without the end marker") != NULL);
+	/* a second container after a cut one: refused where it starts */
+	{
+		int fd = open(path_in("cut.avro"), O_WRONLY | O_APPEND | O_CLOEXEC);
+
+		CHECK_EQ_INT(write_set(fd, CNT_CODEC_DEFLATE, 512, 0, 5), 0);
+		close(fd);
+	}
+	CHECK_EQ_INT(read_all(path_in("cut.avro"), &err), -1);
+	CHECK(strstr(err.msg, "a container ends without the end marker") != NULL);
+	/* a block after the marker: corrupt (an empty block with the sync
+	 * marker of the file, copied from its last 16 bytes) */
+	{
+		uint8_t tail[2 + CNT_SYNC_SIZE];
+		int fd = open(whole, O_RDONLY | O_CLOEXEC);
+
+		memcpy(tail, junk_block, 2);
+		CHECK_EQ_INT((int)pread(fd, tail + 2, CNT_SYNC_SIZE, st.st_size - CNT_SYNC_SIZE), CNT_SYNC_SIZE);
+		close(fd);
+		CHECK_EQ_INT(copy_prefix(whole, path_in("after.avro"), st.st_size, tail, sizeof(tail)), 0);
+		CHECK_EQ_INT(read_all(path_in("after.avro"), &err), -1);
+		CHECK(strstr(err.msg, "after the end marker") != NULL);
+	}
+	/* every codec: the marker is read (and skipped) */
+	for (size_t k = 0; k < NCODECS; k++) {
+		CHECK_EQ_INT(write_file(path_in("codec.avro"), all_codecs[k], 512, 50), 0);
+		CHECK_EQ_INT(read_all(path_in("codec.avro"), &err), 50);
+	}
 }
 
 static void test_writer_rejects_bad_schema(void)
@@ -1025,6 +1116,7 @@ int main(void)
 	RUN(test_header_only);
 	RUN(test_record_larger_than_block);
 	RUN(test_concatenated_writers);
+	RUN(test_end_marker);
 	RUN(test_writer_rejects_bad_schema);
 	RUN(test_canonical_form);
 	RUN(test_builtin_schema_parses);
