@@ -42,7 +42,7 @@ static int holds_file(int n)
 
 	fclose(f);
 	for (int i = 0; i < n; i++) {
-		char id[8], mem[8], hid[35];
+		char id[16], mem[16], hid[35];
 		cnt_event e;
 
 		memset(&e, 0, sizeof(e));
