@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-hold"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-hold"
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -524,6 +524,15 @@ ledgers_kept() {
 		--overlay "$F/archive.avro" --directory "$F/members.jsonl" around m-1042 2
 	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
 		--output-format table top 10
+	check_problems
+}
+
+@test "allocation failure: cnt-explain fails cleanly at every allocation" {
+	printf '%s\n' '{"input":"x","line":3,"reason":"bad_field","message":"m","raw":"{\"member_ref\":\"m-1042\",\"tenant_id\":\"acme\",\"counter_id\":\"distance_m\"}"}' \
+		>"$BATS_TEST_TMPDIR/rejects.jsonl"
+	sweep 0 no_prep nothing_left cnt-explain --definitions "$DEFS" --board "$BOARD" --member m-1042 \
+		--now "$NOW" --views "$F/views" --rejects "$BATS_TEST_TMPDIR/rejects.jsonl" --stats "$O/st.json" \
+		"$F/archive.avro"
 	check_problems
 }
 

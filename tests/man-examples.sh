@@ -52,5 +52,4 @@ fi
 if [ $# -eq 0 ]; then
 	set -- man/*.1 man/*.5 man/*.7
 fi
-# cnt.7 is the lead's: its EXAMPLES get "$ " prompts there.
-MAN_EXAMPLES_PENDING=${MAN_EXAMPLES_PENDING-cnt.7} /usr/bin/python3 tests/man-examples.py "$base" "$@"
+/usr/bin/python3 tests/man-examples.py "$base" "$@"

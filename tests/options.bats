@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 ROOT="$BATS_TEST_DIRNAME/.."
 PY=/usr/bin/python3
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-hold"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-hold"
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -33,6 +33,7 @@ agree() {
 @test "cnt-diff: --help, man page SYNOPSIS, option list and source agree" { agree cnt-diff; }
 @test "cnt-project: --help, man page SYNOPSIS, option list and source agree" { agree cnt-project; }
 @test "cnt-rank: --help, man page SYNOPSIS, option list and source agree" { agree cnt-rank; }
+@test "cnt-explain: --help, man page SYNOPSIS, option list and source agree" { agree cnt-explain; }
 @test "cnt-hold: --help, man page SYNOPSIS, option list and source agree" { agree cnt-hold; }
 
 @test "one vocabulary: a letter means one long option in every tool; shared options everywhere" {

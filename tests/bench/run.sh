@@ -208,6 +208,19 @@ if has_bin cnt-dedup && has_bin cnt-window && has_bin cnt-accumulate && [ -s "$A
 else
 	note "core" "skipped: cnt-dedup, cnt-window, cnt-accumulate or the archive missing"
 fi
+# c1) a dispute answered from the archive: cnt-explain re-derives the
+#     standing of the first event's member on acme-distance-all from the
+#     whole archive (two passes), with every one of its events.
+if has_bin cnt-explain && has_bin cnt-cat && [ -s "$AVRO" ]; then
+	member=$("$BIN/cnt-cat" --head 1 "$AVRO" | jq -r .member_ref)
+	if measure explain "$BIN/cnt-explain" -d "$DEFS" -b acme-distance-all --member "$member" --now "$NOW" \
+		--stats "$OUT/explain.stats.json" "$AVRO"; then
+		row "explain" "$(field in "$OUT/explain.stats.json")" "$last_s" "$last_kib" "$last_cpu"
+		note "explain" "member $member: $(sed -n 2p "$OUT/explain.out")"
+	fi
+else
+	note "explain" "skipped: cnt-explain not built or no archive"
+fi
 # c2) dedup state for DEDUP_KEYS remembered keys (50 million by default;
 #     BENCH_EVENTS when set smaller): memory and state-file bytes per key.
 DEDUP_KEYS=${DEDUP_KEYS:-50000000}
