@@ -6,13 +6,15 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "ingest/hold.h"
 #include "model/fingerprint.h"
 #include "ingest/ingest.h"
 #include "time/timefmt.h"
 
 static const char usage[] =
 	"usage: cnt-ingest -d definitions [-o file] [-r file] [-D file] [-f json|csv|avro]\n"
-	"                  [--now time] [--live] [--max-past dur] [--max-future dur]\n"
+	"                  [--holds file | --no-holds] [--now time] [--live]\n"
+	"                  [--max-past dur] [--max-future dur]\n"
 	"                  [-c codec] [--level n] [--stats file] [-v]\n"
 	"                  [--progress | --no-progress] [file ...]\n";
 
@@ -25,6 +27,8 @@ static const char help[] =
 	"  -r, --rejects FILE      rejected records as JSON lines (default: messages)\n"
 	"  -D, --duplicates FILE   duplicates as JSON lines (default: counted only)\n"
 	"  -f, --format FMT        input format json, csv or avro (default: guessed)\n"
+	"      --holds FILE        events matching a hold signal go here (cnt-hold(5))\n"
+	"      --no-holds          admit every event although hold signals are declared\n"
 	"      --now TIME          ingest time of every event instead of the clock\n"
 	"      --live              live traffic: shed events over a tenant's quota\n"
 	"      --max-past DUR      oldest event_time accepted, before the ingest time (7d)\n"
@@ -40,7 +44,9 @@ static const char help[] =
 	"\n"
 	"See cnt-ingest(1), cnt-event(5) and cnt-definitions(5).\n";
 
-enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE };
+enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS };
+
+static const cnt_ingest *run;
 
 /* A reject message, on a line of its own even while progress is shown. */
 static void note(const char *msg)
@@ -55,10 +61,14 @@ static double hit_rate(uint64_t acc, uint64_t dups)
 
 static void counter_stats(void *s, const char *tenant, const char *counter, uint64_t acc, uint64_t dups)
 {
+	const cnt_counter *c = cnt_defs_counter(cnt_ingest_defs(run), tenant, strlen(tenant), counter, strlen(counter));
+	uint64_t held = c ? cnt_ingest_counter_held(run, c) : 0;
+
 	cnt_stats_object(s, NULL);
 	cnt_stats_str(s, "tenant_id", tenant, -1);
 	cnt_stats_str(s, "counter_id", counter, -1);
-	cnt_stats_u64(s, "accepted", acc);
+	cnt_stats_u64(s, "accepted", acc - held);
+	cnt_stats_u64(s, "held", held);
 	cnt_stats_u64(s, "duplicates", dups);
 	cnt_stats_double(s, "dedup_hit_rate", hit_rate(acc, dups));
 	cnt_stats_close(s);
@@ -67,6 +77,8 @@ static void counter_stats(void *s, const char *tenant, const char *counter, uint
 static void write_stats(const cnt_ingest *g, const char *path)
 {
 	const cnt_admit_stats *st = cnt_ingest_stats(g);
+	const cnt_hold_stats *hs = cnt_ingest_held(g);
+	uint64_t held = hs ? hs->held : 0, out = st->accepted - held;
 	const cnt_ingest_input *in;
 	cnt_stats s;
 	cnt_err err;
@@ -74,11 +86,15 @@ static void write_stats(const cnt_ingest *g, const char *path)
 
 	cnt_stats_begin(&s);
 	cnt_stats_u64(&s, "in", st->in);
-	cnt_stats_u64(&s, "out", st->accepted);
+	cnt_stats_u64(&s, "out", out);
 	cnt_stats_u64(&s, "rejected", st->rejected);
 	cnt_stats_u64(&s, "duplicates", st->duplicate);
-	cnt_stats_u64(&s, "held", 0);
-	cnt_stats_bool(&s, "balanced", st->in == st->accepted + st->rejected + st->duplicate);
+	cnt_stats_u64(&s, "held", held);
+	cnt_stats_bool(&s, "balanced", st->in == out + st->rejected + st->duplicate + held);
+	cnt_stats_object(&s, "held_by_signal");
+	for (int k = 0; k < CNT_HOLD_NKINDS; k++)
+		cnt_stats_u64(&s, cnt_defs_hold_name((cnt_hold_kind)k), hs ? hs->by_signal[k] : 0);
+	cnt_stats_close(&s);
 	cnt_stats_double(&s, "dedup_hit_rate", hit_rate(st->accepted, st->duplicate));
 	cnt_stats_object(&s, "rejected_by_reason");
 	for (int r = 0; r < CNT_REJ_COUNT; r++)
@@ -129,14 +145,17 @@ int main(int argc, char **argv)
 		{"format", required_argument, NULL, 'f'}, {"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL}, {"now", required_argument, NULL, OPT_NOW},
 		{"live", no_argument, NULL, OPT_LIVE}, {"max-past", required_argument, NULL, OPT_MAX_PAST},
-		{"max-future", required_argument, NULL, OPT_MAX_FUTURE}, CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
+		{"max-future", required_argument, NULL, OPT_MAX_FUTURE}, {"holds", required_argument, NULL, OPT_HOLDS},
+		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	cnt_ingest_cfg cfg = {.admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
+	cnt_ingest_cfg cfg = {.hold_fd = -1, .admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
 		.max_future_ms = 60 * 1000}, .level = -1, .note = note, .progress = cnt_progress_add};
 	const char *defs_path = NULL, *out_path = NULL;
-	cnt_out out, rej, dup;
-	int codec_set = 0, c;
+	cnt_out out, rej, dup, hold;
+	const cnt_counter *hc;
+	int codec_set = 0, c, no_holds = 0;
+	cnt_codec_id hcodec;
 	cnt_defs *defs;
 	cnt_ingest *g;
 	cnt_err err;
@@ -157,6 +176,8 @@ int main(int argc, char **argv)
 		case CNT_OPT_LEVEL: cfg.level = cnt_cli_level("--level", optarg); break;
 		case OPT_NOW: cfg.admit.now_ms = cnt_cli_time("--now", optarg); break;
 		case OPT_LIVE: cfg.admit.live = 1; break;
+		case OPT_HOLDS: cfg.hold_name = optarg; break;
+		case OPT_NO_HOLDS: no_holds = 1; break;
 		case OPT_MAX_PAST: cfg.admit.max_past_ms = duration("--max-past", optarg, "7d, 36h, 90m"); break;
 		case OPT_MAX_FUTURE: cfg.admit.max_future_ms = duration("--max-future", optarg, "60s, 5m"); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -164,14 +185,26 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
+	if (cfg.hold_name && no_holds)
+		cnt_die_usage("--holds and --no-holds exclude each other");
 	if ((cfg.admit.defs = defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
+	if ((hc = cnt_hold_first_counter(defs)) != NULL && cfg.hold_name == NULL && !no_holds)
+		cnt_die("counter '%s/%s' declares hold signals: give --holds FILE, or --no-holds to admit "
+			"every event", hc->tenant_id, hc->counter_id);
 	cfg.admit.expected = cnt_input_expected_events(argv + optind, argc - optind);
 	cfg.rej_fd = stream(&rej, cfg.rej_name, out_path);
 	cfg.dup_fd = stream(&dup, cfg.dup_name, out_path);
 	cnt_cli_avro_out(&out, out_path, codec_set, &cfg.codec);
 	cfg.out_fd = out.fd;
 	cfg.out_name = out_path ? out_path : "standard output";
+	if (cfg.hold_name) {
+		if (strcmp(cfg.hold_name, "-") == 0)
+			cnt_die_usage("--holds needs a file name");
+		hcodec = cfg.codec;
+		cnt_cli_avro_out(&hold, cfg.hold_name, 1, &hcodec);
+		cfg.hold_fd = hold.fd;
+	}
 	if ((g = cnt_ingest_new(&cfg, &err)) == NULL)
 		cnt_die_err(&err);
 	cnt_progress_start(&co);
@@ -187,6 +220,7 @@ int main(int argc, char **argv)
 	cnt_progress_end();
 	if (cnt_ingest_finish(g, &err) != 0)
 		cnt_die_err(&err);
+	run = g;
 	if (co.stats_path)
 		write_stats(g, co.stats_path);
 	cnt_cli_commit(&out);
@@ -194,12 +228,21 @@ int main(int argc, char **argv)
 		cnt_cli_commit(&rej);
 	if (cfg.dup_fd >= 0)
 		cnt_cli_commit(&dup);
+	if (cfg.hold_fd >= 0)
+		cnt_cli_commit(&hold);
 	if (co.verbose) {
 		const cnt_admit_stats *st = cnt_ingest_stats(g);
 
-		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu (dedup hit rate %.2f%%)",
-			(unsigned long long)st->in, (unsigned long long)st->accepted, (unsigned long long)st->rejected,
-			(unsigned long long)st->duplicate, 100.0 * hit_rate(st->accepted, st->duplicate));
+		uint64_t held = cnt_ingest_held(g) ? cnt_ingest_held(g)->held : 0;
+
+		char hs[40] = "";
+
+		if (cfg.hold_fd >= 0)   /* the line is unchanged without holds */
+			snprintf(hs, sizeof(hs), ", held %llu", (unsigned long long)held);
+		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu%s (dedup hit rate %.2f%%)",
+			(unsigned long long)st->in, (unsigned long long)(st->accepted - held),
+			(unsigned long long)st->rejected, (unsigned long long)st->duplicate, hs,
+			100.0 * hit_rate(st->accepted, st->duplicate));
 	}
 	cnt_ingest_free(g);
 	cnt_fp_policy_end();

@@ -27,9 +27,8 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold"
 SEAL_NOW=2026-12-02T00:00:00Z
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-seal"
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -84,6 +83,18 @@ setup_file() {
 	cnt-window --definitions "$DEFS" --output bigwin.avro bigdedup.avro
 	cnt-accumulate --output bigbuckets.avro bigwin.avro
 	cnt-project --definitions "$DEFS" --board "$BOARD" --views bigviews --now "$NOW" bigbuckets.avro
+
+	# Holds: distance_m with a rate ceiling (4 of the demo's events held),
+	# and one the big day's every event exceeds; a decisions ledger with
+	# one decision in it.
+	jq '.counters[0].holds = [{signal: "rate", window_s: 86400, ceiling: 20000}]' "$DEFS" >holddefs.json
+	jq '.counters[0].holds = [{signal: "rate", window_s: 60, ceiling: 0}]' "$DEFS" >allhold.json
+	cnt-ingest --definitions holddefs.json --now "$NOW" --output held-log.avro --holds holds.avro \
+		--rejects /dev/null "$EVENTS"
+	cnt-ingest --definitions allhold.json --now "$NOW" --output /dev/null --holds bigholds.avro big.jsonl
+	H1=$(cnt-hold list --output-format json holds.avro | jq -r .hold_id | head -n 1)
+	cnt-hold clear --decisions dec0.jsonl --by ana --now "$NOW" --output /dev/null --hold "$H1" holds.avro
+	: >ret0.jsonl
 }
 
 setup() {
@@ -223,6 +234,14 @@ full() {
 	full cnt-seal verify --sealed "$F/sealed" --stats /dev/full
 	full cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" --now "$SEAL_NOW" \
 		--stats /dev/full "$F/buckets.avro"
+	full cnt-ingest --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+		--holds /dev/full "$EVENTS"
+	full cnt-hold list "$F/holds.avro"
+	full cnt-hold list --output-format json "$F/holds.avro"
+	cp "$F/dec0.jsonl" "$T/dec.jsonl"
+	full cnt-hold clear --decisions "$T/dec.jsonl" --by ana --now "$NOW" --signal rate --output /dev/full "$F/holds.avro"
+	cmp -s "$T/dec.jsonl" "$F/dec0.jsonl" || problem "cnt-hold clear to /dev/full: the decisions ledger changed"
+	full cnt-hold list --stats /dev/full "$F/holds.avro"
 	check_problems
 }
 
@@ -280,6 +299,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-diff "$F/bigbuckets.avro" "$F/buckets.avro"
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" top 10000
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
+		head1 $mode cnt-hold list "$F/bigholds.avro"
+		head1 $mode cnt-hold list --output-format json "$F/bigholds.avro"
 	done
 	check_problems
 }
@@ -303,6 +324,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-seal show --season w48 --sealed "$F/sealed"
 		closed $mode cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" \
 			--now "$SEAL_NOW" --stats /dev/stdout "$F/buckets.avro"
+		closed $mode cnt-hold list --output-format json "$F/holds.avro"
 	done
 	check_problems
 }
@@ -467,9 +489,31 @@ nothing_left() { [ "${#FILES[@]}" -eq 0 ]; }
 state_prep() { cp "$F/part.state" "$O/dedup.state"; }
 state_kept() { [ "${FILES[*]}" = "dedup.state" ] && cmp -s "$O/dedup.state" "$F/part.state"; }
 tmp_prep() { mkdir -p "$O/tmp"; }
+# the ledgers given to cnt-hold are there, unchanged
+ledger_prep() { cp "$F/dec0.jsonl" "$O/dec.jsonl" && cp "$F/ret0.jsonl" "$O/ret.jsonl"; }
+ledgers_kept() {
+	[ "${FILES[*]}" = "dec.jsonl ret.jsonl" ] && cmp -s "$O/dec.jsonl" "$F/dec0.jsonl" &&
+		cmp -s "$O/ret.jsonl" "$F/ret0.jsonl"
+}
 @test "allocation failure: cnt-ingest fails cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
 		--rejects "$O/rejects.jsonl" --duplicates "$O/dups.jsonl" --stats "$O/st.json" "$EVENTS"
+	check_problems
+}
+
+@test "allocation failure: cnt-ingest --holds fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-ingest --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" \
+		--rejects "$O/rejects.jsonl" --holds "$O/holds.avro" --stats "$O/st.json" "$EVENTS"
+	check_problems
+}
+
+@test "allocation failure: cnt-hold fails cleanly at every allocation, its ledgers untouched" {
+	sweep 0 ledger_prep ledgers_kept cnt-hold list --decisions "$O/dec.jsonl" --output-format json "$F/holds.avro"
+	sweep 0 ledger_prep ledgers_kept cnt-hold list --decisions "$O/dec.jsonl" "$F/holds.avro"
+	sweep 0 ledger_prep ledgers_kept cnt-hold clear --decisions "$O/dec.jsonl" --by ana --now "$NOW" \
+		--signal rate --output "$O/seg.avro" --stats "$O/st.json" "$F/holds.avro"
+	sweep 0 ledger_prep ledgers_kept cnt-hold reject --decisions "$O/dec.jsonl" --ledger "$O/ret.jsonl" \
+		--by ana --now "$NOW" --signal rate --stats "$O/st.json" "$F/holds.avro"
 	check_problems
 }
 

@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 ROOT="$BATS_TEST_DIRNAME/.."
 PY=/usr/bin/python3
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold"
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -37,6 +37,7 @@ agree() {
 @test "cnt-explain: --help, man page SYNOPSIS, option list and source agree" { agree cnt-explain; }
 @test "cnt-defs: --help, man page SYNOPSIS, option list and source agree" { agree cnt-defs; }
 @test "cnt-seal: --help, man page SYNOPSIS, option list and source agree" { agree cnt-seal; }
+@test "cnt-hold: --help, man page SYNOPSIS, option list and source agree" { agree cnt-hold; }
 
 @test "one vocabulary: a letter means one long option in every tool; shared options everywhere" {
 	local t files=()

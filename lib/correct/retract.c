@@ -360,6 +360,50 @@ out:
 	return rc;
 }
 
+int cnt_retract_record_line(const cnt_retract_req *req, const char *retraction_id,
+	const cnt_retract_sel *sel, const char *const *ids, size_t n, cnt_fp prev, char **line,
+	cnt_err *err)
+{
+	json_t *arr = json_array();
+	int rc;
+
+	if (arr == NULL)
+		return cnt_err_nomem(err);
+	for (size_t i = 0; i < n; i++)
+		if (json_array_append_new(arr, json_string(ids[i])) != 0) {
+			json_decref(arr);
+			return cnt_err_nomem(err);
+		}
+	rc = ledger_line(req, retraction_id, sel, arr, prev, line, err);
+	json_decref(arr);
+	return rc;
+}
+
+int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, size_t n, char out[40])
+{
+	XXH3_state_t *hs = XXH3_createState();
+	XXH128_hash_t h;
+	cnt_fp fp;
+	char hx[33];
+
+	if (hs == NULL)
+		return -1;
+	XXH3_128bits_reset(hs);
+	XXH3_128bits_update(hs, req->cause, strlen(req->cause) + 1);
+	XXH3_128bits_update(hs, req->requester, strlen(req->requester) + 1);
+	XXH3_128bits_update(hs, req->authority, strlen(req->authority) + 1);
+	XXH3_128bits_update(hs, &req->created_at, sizeof(req->created_at));
+	for (size_t i = 0; i < n; i++)
+		XXH3_128bits_update(hs, ids[i], strlen(ids[i]) + 1);
+	h = XXH3_128bits_digest(hs);
+	XXH3_freeState(hs);
+	fp.hi = h.high64;
+	fp.lo = h.low64;
+	hex128(fp, hx);
+	snprintf(out, 40, "r-%s", hx);
+	return 0;
+}
+
 static char *dup_slice(cnt_slice s)
 {
 	char *p = malloc(s.n + 1);

@@ -125,6 +125,19 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
  * 0, or -1 with err set (CNT_ERR_IO). */
 int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_err *err);
 
+/* The record line (NUL-terminated, ending in a newline) of a retraction
+ * of the events ids[0..n) (n >= 1) for req, with the selector of sel,
+ * chained to prev (the fingerprint of the ledger's last line, from
+ * cnt_retract_ledger_load), into *line (malloc'd: the caller frees it).
+ * For records made outside cnt_retract_run (cnt-hold reject).  0, or -1
+ * with err set (out of memory). */
+int cnt_retract_record_line(const cnt_retract_req *req, const char *retraction_id,
+	const cnt_retract_sel *sel, const char *const *ids, size_t n, cnt_fp prev, char **line,
+	cnt_err *err);
+/* The retraction id cnt_retract_run derives for req and the retracted
+ * event ids ids[0..n), in that order, into out.  0, or -1 (out of memory). */
+int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, size_t n, char out[40]);
+
 /* ---- rebuilding the buckets a retraction touches ---- */
 
 typedef struct cnt_rebuild_result {

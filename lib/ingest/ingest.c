@@ -11,10 +11,12 @@
 #include "avro/json.h"
 #include "avro/records.h"
 #include "avro/schema.h"
+#include "ingest/hold.h"
 #include "ingest/rawevent.h"
 #include "ingest/report.h"
 #include "model/event.h"
 #include "model/fingerprint.h"
+#include "model/held.h"
 
 extern const char cnt_schema_raw_event[];
 
@@ -29,6 +31,8 @@ struct cnt_ingest {
 	cnt_ingest_cfg cfg;
 	cnt_admit *adm;
 	cnt_writer *w;
+	cnt_hold *hold;              /* NULL without holds */
+	cnt_writer *hw;              /* the hold file */
 	cnt_avro_schema *raw_schema;
 	cnt_report rej, dup;
 	cnt_ingest_input *inputs;
@@ -70,6 +74,10 @@ cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 	/* the log records the definitions of the versions it stamps */
 	if (g->w == NULL || cnt_fp_track(g->w, CNT_FP_EVENTS, err) != 0)
 		goto fail;
+	if (cfg->hold_fd >= 0 &&
+	    ((g->hold = cnt_hold_new(cfg->admit.defs, err)) == NULL ||
+	     (g->hw = cnt_held_writer_new(cfg->hold_fd, cfg->hold_name, cfg->codec, cfg->level, err)) == NULL))
+		goto fail;
 	return g;
 oom:
 	cnt_err_nomem(err);
@@ -85,6 +93,8 @@ void cnt_ingest_free(cnt_ingest *g)
 	for (int i = 0; i < BATCH; i++)
 		cnt_jsonl_free(g->jp[i]);
 	cnt_writer_free(g->w);
+	cnt_writer_free(g->hw);
+	cnt_hold_free(g->hold);
 	cnt_avro_schema_free(g->raw_schema);
 	cnt_admit_free(g->adm);
 	cnt_report_release(&g->rej);
@@ -159,6 +169,8 @@ static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cn
 	if (rc < 0)
 		return cnt_err_nomem(g->err);
 	if (rc == CNT_ADMIT_ACCEPT) {
+		if (g->hold)
+			return cnt_hold_add(g->hold, &g->ev, g->err);
 		if (cnt_event_encode(&g->ev, cnt_writer_buf(g->w)) != 0)
 			return cnt_err_nomem(g->err);
 		return cnt_writer_commit(g->w, g->err);
@@ -380,20 +392,42 @@ int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err)
 int cnt_ingest_finish(cnt_ingest *g, cnt_err *err)
 {
 	const cnt_admit_stats *st = cnt_admit_get_stats(g->adm);
+	uint64_t held = 0;
 
+	if (g->hold) {
+		if (cnt_hold_finish(g->hold, g->w, g->hw, err) != 0 || cnt_writer_finish(g->hw, err) != 0)
+			return -1;
+		held = cnt_hold_get_stats(g->hold)->held;
+	}
 	if (cnt_writer_finish(g->w, err) != 0 || cnt_report_finish(&g->rej, st->by_reason, err) != 0 ||
 	    cnt_report_finish(&g->dup, st->by_reason, err) != 0)
 		return -1;
-	if (st->in != st->accepted + st->rejected + st->duplicate)
+	if (st->in != st->accepted + st->rejected + st->duplicate ||
+	    (g->hold && cnt_writer_records(g->w) + held != st->accepted))
 		return cnt_err_set(err, "internal: records do not balance: in %" PRIu64 " != out %" PRIu64
-			" + rejected %" PRIu64 " + duplicates %" PRIu64, st->in, st->accepted, st->rejected,
-			st->duplicate);
+			" + rejected %" PRIu64 " + duplicates %" PRIu64 " + held %" PRIu64, st->in,
+			st->accepted - held, st->rejected, st->duplicate, held);
 	return 0;
 }
 
 const cnt_admit_stats *cnt_ingest_stats(const cnt_ingest *g)
 {
 	return cnt_admit_get_stats(g->adm);
+}
+
+const cnt_hold_stats *cnt_ingest_held(const cnt_ingest *g)
+{
+	return g->hold ? cnt_hold_get_stats(g->hold) : NULL;
+}
+
+uint64_t cnt_ingest_counter_held(const cnt_ingest *g, const cnt_counter *c)
+{
+	return g->hold ? cnt_hold_counter_held(g->hold, c) : 0;
+}
+
+const cnt_defs *cnt_ingest_defs(const cnt_ingest *g)
+{
+	return g->cfg.admit.defs;
 }
 
 uint64_t cnt_ingest_blank_lines(const cnt_ingest *g)

@@ -2,7 +2,12 @@
  * ingest.h - one admission run (cnt-ingest(1)): inputs in any of the three
  * formats in, accepted events to the log, every other record to the
  * reject or duplicate destination, and the counts that prove nothing was
- * lost (in = accepted + rejected + duplicates).
+ * lost (in = out + rejected + duplicates + held).
+ *
+ * With a hold file (cfg.hold_fd), the accepted events are kept until the
+ * end of the run and judged by the hold signals of their counters
+ * (hold.h): the held ones go to the hold file, the rest to the log, in
+ * input order.
  *
  * The run reads each input to its end in turn: its format is told by
  * input.h, its records are framed (lines, CSV rows, Avro records), parsed
@@ -39,6 +44,8 @@ typedef struct cnt_ingest_cfg {
 	const char *rej_name;
 	int dup_fd;                  /* duplicate stream, or -1: counted only */
 	const char *dup_name;
+	int hold_fd;                 /* hold file (held.h), or -1: no holds */
+	const char *hold_name;
 	/* A reject message, or a line summing them up (report.h); NULL: none. */
 	void (*note)(const char *msg);
 	/* n more records read (for a progress display); NULL: none. */
@@ -69,8 +76,15 @@ int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err);
  * balance.  Returns 0, or -1 with err set. */
 int cnt_ingest_finish(cnt_ingest *g, cnt_err *err);
 
-/* The counts so far. */
+/* The counts so far.  With holds, accepted counts the held events too
+ * until cnt_ingest_finish(); use cnt_ingest_held() for them. */
 const cnt_admit_stats *cnt_ingest_stats(const cnt_ingest *g);
+/* The hold run's counts (held.h), or NULL without holds. */
+const struct cnt_hold_stats *cnt_ingest_held(const cnt_ingest *g);
+/* Events of counter c held (0 without holds). */
+uint64_t cnt_ingest_counter_held(const cnt_ingest *g, const cnt_counter *c);
+/* The definitions of the run. */
+const cnt_defs *cnt_ingest_defs(const cnt_ingest *g);
 /* Blank lines skipped in JSON-lines inputs (not records). */
 uint64_t cnt_ingest_blank_lines(const cnt_ingest *g);
 /* The inputs read so far, in order; *n gets their number. */

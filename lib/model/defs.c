@@ -10,7 +10,11 @@
  *     "format": "cnt-definitions/1",
  *     "tenants":      [ {tenant_id, name, timezone, event_quota_per_s,
  *                        member_cap, deletion_sla_days} ... ],
- *     "counters":     [ {tenant_id, counter_id, versions: [
+ *     "counters":     [ {tenant_id, counter_id, holds: [
+ *                          {signal: rate, window_s, ceiling} |
+ *                          {signal: lockstep, span_s, members} |
+ *                          {signal: device, attr, span_s, max_events} ...],
+ *                        versions: [
  *                          {version, effective_from, type, bounds_lo,
  *                           bounds_hi, lateness_horizon_s, dedup_horizon_s,
  *                           dedup_key, client_writable, windows,
@@ -628,6 +632,7 @@ static const char *const weekday_names[] = {"monday", "tuesday", "wednesday", "t
 					    "friday", "saturday", "sunday", NULL};
 static const char *const state_names[] = {"open", "closing", "closed", NULL};
 static const char *const order_names[] = {"desc", "asc", NULL};
+static const char *const hold_names[] = {"rate", "lockstep", "device", NULL};
 
 #define DAY_S 86400
 #define YEAR_S (366 * DAY_S)
@@ -748,9 +753,62 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	return 0;
 }
 
+/* One hold signal: only the keys its kind takes. */
+static int parse_hold(const pctx *c, json_t *o, const char *p, cnt_hold_signal *h)
+{
+	static const char *const rate_keys[] = {"signal", "window_s", "ceiling", NULL};
+	static const char *const lock_keys[] = {"signal", "span_s", "members", NULL};
+	static const char *const dev_keys[] = {"signal", "attr", "span_s", "max_events", NULL};
+	static const char *const *const keys[] = {rate_keys, lock_keys, dev_keys};
+	char pk[PATH_MAX_LEN];
+	int kind;
+
+	if (check_object(c, o, p) || get_enum(c, o, p, "signal", hold_names, -1, &kind) ||
+	    check_keys(c, o, p, keys[kind]))
+		return -1;
+	h->kind = (cnt_hold_kind)kind;
+	if (kind == CNT_HOLD_RATE)
+		return get_int(c, o, p, "window_s", 1, 1, YEAR_S, 0, &h->window_s) ||
+		       get_int(c, o, p, "ceiling", 1, INT64_MIN, INT64_MAX, 0, &h->ceiling) ? -1 : 0;
+	if (get_int(c, o, p, "span_s", 1, 0, YEAR_S, 0, &h->window_s))
+		return -1;
+	if (kind == CNT_HOLD_LOCKSTEP)
+		return get_int(c, o, p, "members", 1, 2, 1000000000, 0, &h->members);
+	if (get_str(c, o, p, "attr", 1, &h->attr) ||
+	    get_int(c, o, p, "max_events", 1, 1, INT64_MAX, 0, &h->max_events))
+		return -1;
+	if (h->attr[0] == '\0' || strlen(h->attr) > 64) {
+		pkey(pk, p, "attr");
+		return fail(c, pk, "must be 1 to 64 bytes");
+	}
+	return 0;
+}
+
+static int parse_holds(const pctx *c, json_t *o, const char *p, cnt_counter *k)
+{
+	json_t *arr;
+	size_t n;
+
+	if (get_array(c, o, p, "holds", 0, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((k->holds = calloc(n, sizeof(*k->holds))) == NULL)
+		return fail(c, p, "out of memory");
+	k->nholds = n;
+	for (size_t j = 0; j < n; j++) {
+		char ph[PATH_MAX_LEN];
+
+		pidx(ph, p, "holds", j);
+		if (parse_hold(c, json_array_get(arr, j), ph, &k->holds[j]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 {
-	static const char *const keys[] = {"tenant_id", "counter_id", "versions", NULL};
+	static const char *const keys[] = {"tenant_id", "counter_id", "versions", "holds", NULL};
 	size_t i, j;
 
 	for (i = 0; i < d->ncounters; i++) {
@@ -787,6 +845,8 @@ static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 		if (k->versions == NULL)
 			return fail(c, p, "out of memory");
 		k->nversions = nv;
+		if (parse_holds(c, o, p, k) != 0)
+			return -1;
 		for (j = 0; j < nv; j++) {
 			cnt_counter_version *v = &k->versions[j], *pv = j ? &k->versions[j - 1] : NULL;
 			char pv_path[PATH_MAX_LEN];
@@ -1161,8 +1221,10 @@ void cnt_defs_free(cnt_defs *d)
 	if (d == NULL)
 		return;
 	if (d->counters != NULL)
-		for (i = 0; i < d->ncounters; i++)
+		for (i = 0; i < d->ncounters; i++) {
 			free(d->counters[i].versions);
+			free(d->counters[i].holds);
+		}
 	free(d->tenants);
 	free(d->counters);
 	free(d->boards);
@@ -1294,4 +1356,24 @@ const char *cnt_defs_enum_name(cnt_defs_enum e, int v)
 		if (i == v)
 			return t[i];
 	return "?";
+}
+
+const char *cnt_defs_hold_name(cnt_hold_kind k)
+{
+	return (unsigned)k < CNT_HOLD_NKINDS ? hold_names[k] : "?";
+}
+
+int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k)
+{
+	for (int i = 0; hold_names[i] != NULL; i++)
+		if (strcmp(name, hold_names[i]) == 0) {
+			*k = (cnt_hold_kind)i;
+			return 0;
+		}
+	return -1;
+}
+
+size_t cnt_defs_counter_index(const cnt_defs *d, const cnt_counter *c)
+{
+	return (size_t)(c - d->counters);
 }

@@ -70,12 +70,34 @@ typedef struct cnt_counter_version {
 	double unit_cost_per_m;     /* cost note per million events */
 } cnt_counter_version;
 
+/* Hold signals (cnt-definitions(5), "HOLD SIGNALS"; lib/ingest/hold.h):
+ * admission policy of a counter, not part of a version, since a held
+ * event is not counted and a cleared one is counted under the version it
+ * names. */
+typedef enum {
+	CNT_HOLD_RATE,      /* a member's summed delta over window_s above ceiling */
+	CNT_HOLD_LOCKSTEP,  /* >= members distinct members, the same delta, within span_s */
+	CNT_HOLD_DEVICE,    /* > max_events events with one value of attrs[attr] within span_s */
+	CNT_HOLD_NKINDS
+} cnt_hold_kind;
+
+typedef struct cnt_hold_signal {
+	cnt_hold_kind kind;
+	int64_t window_s;    /* rate: the window; lockstep, device: the span */
+	int64_t ceiling;     /* rate */
+	int64_t members;     /* lockstep, >= 2 */
+	int64_t max_events;  /* device, >= 1 */
+	const char *attr;    /* device: the attrs key */
+} cnt_hold_signal;
+
 struct cnt_tenant;
 typedef struct cnt_counter {
 	const char *tenant_id, *counter_id;
 	const cnt_tenant *tenant;
 	size_t nversions;               /* >= 1 */
 	cnt_counter_version *versions;  /* ascending by version and effective_from */
+	size_t nholds;                  /* hold signals, in file order (0: none) */
+	cnt_hold_signal *holds;
 } cnt_counter;
 
 /* A point in time as written in the file: either an instant (with "Z" or a
@@ -186,6 +208,12 @@ typedef enum {
 /* The name of value v of enumeration e as written in the file; "?" if out
  * of range. */
 const char *cnt_defs_enum_name(cnt_defs_enum e, int v);
+/* "rate", "lockstep" or "device"; "?" if out of range. */
+const char *cnt_defs_hold_name(cnt_hold_kind k);
+/* Parses a signal name into *k: 0, or -1 when it is none. */
+int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k);
+/* The index of c among the counters (cnt_defs_counter_at(d, i) == c). */
+size_t cnt_defs_counter_index(const cnt_defs *d, const cnt_counter *c);
 
 /* Checks that name is an IANA timezone with a TZif file under $TZDIR (or
  * /usr/share/zoneinfo).  Rejects absolute names and names containing "..".

@@ -91,6 +91,7 @@ static void start(run *r, int live, int64_t now)
 	r->cfg.rej_name = "rej.jsonl";
 	r->cfg.dup_fd = r->dup;
 	r->cfg.dup_name = "dup.jsonl";
+	r->cfg.hold_fd = -1;
 	r->g = cnt_ingest_new(&r->cfg, &r->err);
 	CHECK(r->g != NULL);
 }
