@@ -399,7 +399,7 @@ int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, si
 	XXH3_freeState(hs);
 	fp.hi = h.high64;
 	fp.lo = h.low64;
-	hex128(fp, hx);
+	cnt_retract_hex(fp, hx);
 	snprintf(out, 40, "r-%s", hx);
 	return 0;
 }
