@@ -195,6 +195,12 @@ int main(int argc, char **argv)
 		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
 		cnt_stats_u64(&s, "state_keys_loaded", loaded);
 		cnt_stats_u64(&s, "state_keys_saved", kept);
+		if (t->in > 0) {
+			cnt_stats_i64(&s, "event_time_min", t->event_time_min);
+			cnt_stats_i64(&s, "event_time_max", t->event_time_max);
+			cnt_stats_i64(&s, "ingest_time_min", t->ingest_time_min);
+			cnt_stats_i64(&s, "ingest_time_max", t->ingest_time_max);
+		}
 		cnt_stats_array(&s, "counters");
 		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
 			const cnt_counter *ct = cnt_defs_counter_at(defs, k);
