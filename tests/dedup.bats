@@ -382,8 +382,19 @@ make_state() {
 	ev a dist m1 1 | ingest 2026-03-01T10:00:00Z s1.avro
 	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s1.avro
 	one 'keys_unsorted == ["tool", "in", "out", "rejected", "duplicates", "held", "balanced", "rejected_by_reason",
-		"dedup_hit_rate", "state_keys_loaded", "state_keys_saved", "counters"]' st.json
+		"dedup_hit_rate", "state_keys_loaded", "state_keys_saved", "event_time_min", "event_time_max",
+		"ingest_time_min", "ingest_time_max", "counters"]' st.json
 	one '.in == 2 and .duplicates == 1 and .held == 0 and .balanced == true and .dedup_hit_rate == 0.5' st.json
+	# the time ranges of every event read, duplicates included
+	ev b dist m1 1 '' 2026-03-01T08:00:00Z | ingest 2026-03-01T11:00:00Z s2.avro
+	ev d dist m1 1 '' 2026-03-01T09:00:00Z | ingest 2026-03-01T12:00:00Z s3.avro
+	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s2.avro s3.avro s1.avro
+	one --argjson t0 "$T0_MS" --argjson h "$H_MS" '.event_time_min == $t0 - 2 * $h and .event_time_max == $t0 and
+		.ingest_time_min == $t0 and .ingest_time_max == $t0 + 2 * $h and .duplicates == 1' st.json
+	# none read: no time keys
+	: | cnt-ingest -d "$DEFS" --now "$T0" -o empty.avro -
+	cnt-dedup -d "$DEFS" -o out.avro --stats st.json empty.avro
+	one '.in == 0 and (has("event_time_min") | not) and (has("ingest_time_max") | not)' st.json
 	run cnt-dedup -d "$DEFS" -o out.avro -v s1.avro s1.avro
 	[ "$output" = "cnt-dedup: in 2, out 1, duplicate 1, rejected 0 (dedup hit rate 50.00%); state 0 keys loaded, 0 saved" ]
 }

@@ -101,8 +101,10 @@ current() {
 
 @test "--promote: the rebuilt version is written beside the live ones, checked and published" {
 	# shellcheck disable=SC2086
-	run --separate-stderr rebuild --promote $SEGS
+	run --separate-stderr rebuild --promote --stats st.json $SEGS
 	[ "$status" -eq 0 ]
+	jq -e '.equal and .promoted and .board == "acme-30d-distance" and .as_of == 1796031600000 and
+		.buckets == {left: 23, right: 23, only_left: 0, only_right: 0, changed: 0}' st.json
 	[ "${lines[-1]}" = "promoted: scope global, version 2 (live/views/$BOARD/global/v000002)" ]
 	[ "$(current)" = v000002 ]
 	run -0 cnt-diff "live/views/$BOARD/global/v000001" "live/views/$BOARD/global/v000002"
@@ -116,9 +118,12 @@ current() {
 	cnt-project -d "$DEFS" -b "$BOARD" -w live/views --now "$NOW" live/buckets.avro
 	[ "$(current)" = v000002 ]
 	# shellcheck disable=SC2086
-	run --separate-stderr rebuild --promote --scratch s $SEGS
+	run --separate-stderr rebuild --promote --scratch s --stats st.json $SEGS
 	echo "$output"
 	[ "$status" -eq 1 ]
+	jq -e '.tool == "cnt-rebuild" and .in == 26 and (.equal | not) and (.promoted | not) and
+		.buckets.changed == 1 and .views == [{scope: "global", left: 5, right: 5, only_left: 0,
+		only_right: 0, changed: 1, fields: 0}] and .replay.events == 26' st.json
 	[[ $output == *$'\nbuckets: DIFFER: 1 changed, 0 only live, 0 only rebuilt (23 live, 23 rebuilt)\n  m-1042 acme/distance_m v1 bucket 2026-11-29T08:00:00Z: count 2 live, 1 rebuilt (live +1); sum 5900 live, 5200 rebuilt (live +700)'* ]]
 	[[ $output == *$'\nview global: DIFFER: 1 changed, 0 only live, 0 only rebuilt (5 live, 5 rebuilt)\n  m-1042: value 5900 live, 5200 rebuilt (live +700)\n'* ]]
 	[ "${lines[-1]}" = "ALERT: the rebuild from the archive differs from the live projection (above); the rebuild is kept in s" ]
@@ -239,7 +244,7 @@ shim() {
 	run -2 rebuild
 	[[ ${lines[0]} == "cnt-rebuild: no segment given"* ]]
 	run -2 rebuild --frobnicate log/seg1.avro
-	[[ ${lines[0]} == "cnt-rebuild: unknown option '--frobnicate'" ]]
+	[[ ${lines[0]} == "cnt-rebuild: unrecognized option '--frobnicate'" ]]
 	run -2 rebuild --max-diffs 2x log/seg1.avro
 	run -2 rebuild log/nope.avro
 	[[ ${lines[0]} == "cnt-rebuild: cannot read 'log/nope.avro'" ]]
