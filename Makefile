@@ -39,6 +39,9 @@ LIB_OBJ   := $(LIB_SRC:lib/%.c=$(BUILD)/lib/%.o) $(BUILD)/lib/schemas.o
 SCHEMAS   := $(sort $(wildcard lib/model/schemas/*.avsc))
 CMD_SRC   := $(sort $(wildcard cmd/cnt-*.c))
 TOOLS     := $(CMD_SRC:cmd/%.c=$(BUILD)/bin/%)
+# Tools written in sh (scripts/cnt-*), copied beside the others.
+SCRIPTS   := $(sort $(wildcard scripts/cnt-*))
+SCRIPT_BINS := $(SCRIPTS:scripts/%=$(BUILD)/bin/%)
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -58,7 +61,7 @@ endif
 
 .PHONY: all check check-san test bench fuzz install uninstall clean demo tools units replays
 all: tools
-tools: $(TOOLS)
+tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
 replays: $(REPLAYS)
 
@@ -86,6 +89,11 @@ $(BUILD)/bin/%: cmd/%.c $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) $(TOOLLDFLAGS) -o $@ $< $(BUILD)/libcnt.a $(LDLIBS)
+
+$(SCRIPT_BINS): $(BUILD)/bin/%: scripts/%
+	@mkdir -p $(@D)
+	$(call say,CP,$@)
+	$(Q)cp $< $@.tmp && chmod 0755 $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
@@ -124,14 +132,14 @@ install: tools
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
 		$(DESTDIR)$(PREFIX)/share/cnt/schemas
-	install -m 0755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(TOOLS) $(SCRIPTS) $(DESTDIR)$(PREFIX)/bin/
 	$(if $(MAN1),install -m 0644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/)
 	$(if $(MAN5),install -m 0644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/)
 	$(if $(MAN7),install -m 0644 $(MAN7) $(DESTDIR)$(PREFIX)/share/man/man7/)
 	install -m 0644 $(SCHEMAS) $(DESTDIR)$(PREFIX)/share/cnt/schemas/
 
 uninstall:
-	rm -f $(CMD_SRC:cmd/%.c=$(DESTDIR)$(PREFIX)/bin/%)
+	rm -f $(CMD_SRC:cmd/%.c=$(DESTDIR)$(PREFIX)/bin/%) $(SCRIPTS:scripts/%=$(DESTDIR)$(PREFIX)/bin/%)
 	rm -f $(MAN1:man/%=$(DESTDIR)$(PREFIX)/share/man/man1/%) \
 	      $(MAN5:man/%=$(DESTDIR)$(PREFIX)/share/man/man5/%) \
 	      $(MAN7:man/%=$(DESTDIR)$(PREFIX)/share/man/man7/%)

@@ -4,6 +4,10 @@
  * (lib/count/dedup_filter.h, lib/count/dedup.h).
  */
 #include <inttypes.h>
+#include <stdio.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -11,8 +15,8 @@
 #include "count/dedup_filter.h"
 
 static const char usage[] =
-	"usage: cnt-dedup -d definitions [-s state] [-o file] [-D file] [-r file]\n"
-	"                 [-c codec] [--level n] [--stats file] [-v]\n"
+	"usage: cnt-dedup -d definitions [-s state] [--snapshots dir] [-o file] [-D file]\n"
+	"                 [-r file] [-c codec] [--level n] [--stats file] [-v]\n"
 	"                 [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
@@ -23,6 +27,9 @@ static const char help[] =
 	"  -s, --state FILE        remembered keys: read if it exists, rewritten\n"
 	"                          (atomically) with this run's keys; without it\n"
 	"                          only duplicates within this run are found\n"
+	"      --snapshots DIR     after each input segment, the state as it stands\n"
+	"                          to DIR/<segment's file name>.state, so that a\n"
+	"                          rebuild can start at the next segment\n"
 	"  -o, --output FILE       first occurrences (default standard output)\n"
 	"  -D, --duplicates FILE   the dropped duplicates, as events\n"
 	"  -r, --rejects FILE      events naming an undeclared tenant or counter\n"
@@ -39,11 +46,55 @@ static const char help[] =
 	"\n"
 	"See cnt-dedup(1).\n";
 
+enum { OPT_SNAPSHOTS = CNT_OPT_TOOL_BASE };
+
+/* Writes the state to a temporary of path, committed by the caller. */
+static size_t save_state(cnt_dedup *dd, cnt_out *o, const char *path)
+{
+	cnt_err err;
+	size_t kept = 0;
+
+	cnt_cli_out(o, path);
+	if (cnt_dedup_save(dd, o->fd, path, &kept, &err) != 0)
+		cnt_die_err(&err);
+	return kept;
+}
+
+/* The snapshot of segment name in dir, into buf: dir/<base name>.state. */
+static const char *snapshot_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	if ((size_t)snprintf(buf, n, "%s/%s.state", dir, base) >= n)
+		cnt_die_usage("--snapshots: the path of the snapshot of '%s' is too long", name);
+	return buf;
+}
+
+/* --snapshots names a file per segment: named segments, distinct names. */
+static void check_snapshots(const char *dir, char **names, int n)
+{
+	char a[4096], b[4096];
+
+	if (n == 0)
+		cnt_die_usage("--snapshots needs the segments as named files, not standard input");
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i], "-") == 0)
+			cnt_die_usage("--snapshots needs the segments as named files, not standard input");
+		for (int j = 0; j < i; j++)
+			if (strcmp(snapshot_path(a, sizeof(a), dir, names[i]), snapshot_path(b, sizeof(b), dir, names[j])) == 0)
+				cnt_die_usage("--snapshots: segments '%s' and '%s' have the same file name", names[j], names[i]);
+	}
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		cnt_die("--snapshots: cannot create the directory '%s': %s", dir, strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"definitions", required_argument, NULL, 'd'},
 		{"state", required_argument, NULL, 's'},
+		{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
 		{"output", required_argument, NULL, 'o'},
 		{"duplicates", required_argument, NULL, 'D'},
 		{"rejects", required_argument, NULL, 'r'},
@@ -53,7 +104,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
+	const char *snap_dir = NULL, *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
 	int level = -1, codec_set = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out, dup_out, rej_out, state_out;
@@ -71,6 +122,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 's': state_path = optarg; break;
+		case OPT_SNAPSHOTS: snap_dir = optarg; break;
 		case 'o': out_path = optarg; break;
 		case 'D': dup_path = optarg; break;
 		case 'r': rej_path = optarg; break;
@@ -81,6 +133,8 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
+	if (snap_dir)
+		check_snapshots(snap_dir, argv + optind, argc - optind);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0)
@@ -112,15 +166,21 @@ int main(int argc, char **argv)
 		if (cnt_count_input(fd, name, cnt_dedup_filter_stage, f, &rej, cnt_progress_add, &err) != 0)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
+		if (snap_dir) {
+			char path[4096];
+			cnt_out snap;
+
+			if (cnt_dedup_filter_flush(f, &err) != 0)
+				cnt_die_err(&err);
+			save_state(&dd, &snap, snapshot_path(path, sizeof(path), snap_dir, name));
+			cnt_cli_commit(&snap);
+		}
 	}
 	if (cnt_dedup_filter_finish(f, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(f);
-	if (state_path) {
-		cnt_cli_out(&state_out, state_path);
-		if (cnt_dedup_save(&dd, state_out.fd, state_path, &kept, &err) != 0)
-			cnt_die_err(&err);
-	}
+	if (state_path)
+		kept = save_state(&dd, &state_out, state_path);
 	if (co.stats_path) {
 		cnt_stats s;
 
@@ -138,6 +198,12 @@ int main(int argc, char **argv)
 		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
 		cnt_stats_u64(&s, "state_keys_loaded", loaded);
 		cnt_stats_u64(&s, "state_keys_saved", kept);
+		if (t->in > 0) {
+			cnt_stats_i64(&s, "event_time_min", t->event_time_min);
+			cnt_stats_i64(&s, "event_time_max", t->event_time_max);
+			cnt_stats_i64(&s, "ingest_time_min", t->ingest_time_min);
+			cnt_stats_i64(&s, "ingest_time_max", t->ingest_time_max);
+		}
 		cnt_stats_array(&s, "counters");
 		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
 			const cnt_counter *ct = cnt_defs_counter_at(defs, k);

@@ -1,13 +1,16 @@
 /*
- * cnt-diff - compare two bucket files record by record.
+ * cnt-diff - compare two bucket files record by record, or two ranked
+ * views member by member (lib/count/diff.h, lib/view/viewdiff.h).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "count/diff.h"
+#include "view/viewdiff.h"
 
 static const char usage[] =
 	"usage: cnt-diff [-q] [--max-diffs n] [--tolerance r] [--stats file] [-v]\n"
@@ -16,13 +19,18 @@ static const char usage[] =
 static const char help[] =
 	"Compare two bucket files (sorted, so in one streaming pass) and list each\n"
 	"difference as a JSON line {\"key\":..,\"left\":..,\"right\":..}; a record present\n"
-	"on one side only has null on the other.  Exit 0 when they are equal, 1 when\n"
-	"they differ, 2 on trouble.\n"
+	"on one side only has null on the other.  Two view directories (VIEWS/BOARD/\n"
+	"SCOPE/vNNNNNN or .../current) are compared member by member instead: every\n"
+	"member's value, rank and last event time, one line {\"member_ref\":..} per\n"
+	"difference; version, built_at and as_of are ignored.  Exit 0 when they are\n"
+	"equal, 1 when they differ, 2 on trouble.\n"
 	"\n"
 	"  -q, --quiet             print nothing; the exit status says it\n"
 	"      --max-diffs N       print at most N differences (all are counted)\n"
 	"      --tolerance R       sketches are equal when their estimates differ by\n"
-	"                          at most the fraction R (e.g. 0.02); default 0: bytes\n"
+	"                          at most the fraction R (e.g. 0.02); default for\n"
+	"                          buckets 0 (bytes), for a unique board's views\n"
+	"                          0.024375 (three HyperLogLog++ standard errors)\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -33,6 +41,52 @@ static const char help[] =
 	"'-' reads one side from standard input.  See cnt-diff(1).\n";
 
 enum { OPT_MAX = CNT_OPT_TOOL_BASE, OPT_TOLERANCE };
+
+static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
+{
+	cnt_stats s;
+
+	cnt_stats_begin(&s);
+	cnt_stats_str(&s, "compared", "views", -1);
+	cnt_stats_u64(&s, "in", st->left + st->right);
+	cnt_stats_u64(&s, "out", st->shown);
+	cnt_stats_u64(&s, "left", st->left);
+	cnt_stats_u64(&s, "right", st->right);
+	cnt_stats_u64(&s, "only_left", st->only_left);
+	cnt_stats_u64(&s, "only_right", st->only_right);
+	cnt_stats_u64(&s, "changed", st->changed);
+	cnt_stats_u64(&s, "fields", st->fields);
+	cnt_stats_double(&s, "tolerance", st->tolerance);
+	cnt_stats_bool(&s, "equal", !cnt_viewdiff_differ(st));
+	cnt_stats_write(&s, path);
+}
+
+/* Two view directories: 0 or 1 as diff(1). */
+static int views(const char *l, const char *r, const cnt_diff_opts *o, const cnt_cli_common *co)
+{
+	cnt_viewdiff_opts vo = {o->tolerance, o->max_shown, o->quiet, o->fd, o->tick};
+	cnt_viewdiff_stats st;
+	cnt_err err;
+
+	cnt_progress_start(co);
+	if (cnt_viewdiff(l, r, &vo, &st, &err) != 0)
+		cnt_die_err(&err);
+	if (co->stats_path)
+		write_view_stats(co->stats_path, &st);
+	if (co->verbose)
+		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right members: %" PRIu64 " only left, %" PRIu64
+			" only right, %" PRIu64 " changed, %" PRIu64 " description fields differ",
+			st.left, st.right, st.only_left, st.only_right, st.changed, st.fields);
+	cnt_cli_finish();
+	return cnt_viewdiff_differ(&st) ? CNT_EXIT_DIFFER : CNT_EXIT_OK;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat sb;
+
+	return strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
 
 static void write_stats(const char *path, const cnt_diff_stats *st)
 {
@@ -60,7 +114,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	cnt_diff_opts o = {0, -1, 0, STDOUT_FILENO, cnt_progress_add};
+	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add};
 	cnt_diff_stats st;
 	cnt_err err;
 	int c, lfd, rfd;
@@ -75,8 +129,16 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind < 2)
-		cnt_die_usage("two bucket files are needed");
-	cnt_cli_max_operands(argc, argv, optind, 2, "two bucket files");
+		cnt_die_usage("two bucket files or two view directories are needed");
+	cnt_cli_max_operands(argc, argv, optind, 2, "two bucket files or two view directories");
+	if (is_dir(argv[optind]) != is_dir(argv[optind + 1]))
+		cnt_die_usage("'%s' is a %s but '%s' is not: compare two bucket files or two view directories",
+			is_dir(argv[optind]) ? argv[optind] : argv[optind + 1], "directory",
+			is_dir(argv[optind]) ? argv[optind + 1] : argv[optind]);
+	if (is_dir(argv[optind]))
+		return views(argv[optind], argv[optind + 1], &o, &co);
+	if (o.tolerance < 0)
+		o.tolerance = 0;
 	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
 		cnt_die_usage("only one side can be standard input");
 	lfd = cnt_cli_open_in(argv[optind]);

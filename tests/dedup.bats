@@ -69,6 +69,42 @@ setup() {
 	[ "$(keys_of nostate.avro)" = a,c,b ]
 }
 
+@test "--snapshots: the state after each segment, so a rebuild can start at any segment" {
+	{ ev a dist m1 1; ev b dist m1 2; } | ingest 2026-03-01T10:00:00Z seg1.avro
+	{ ev a dist m1 1; ev c dist m1 3; } | ingest 2026-03-01T10:30:00Z seg2.avro
+	{ ev b dist m1 2; ev c dist m1 3; ev d dist m1 4; } | ingest 2026-03-01T10:45:00Z seg3.avro
+	mkdir in
+	cp seg3.avro in/
+	run cnt-dedup -d "$DEFS" -s state --snapshots snaps -o all.avro seg1.avro seg2.avro in/seg3.avro
+	[ "$status" -eq 0 ]
+	[ "$(keys_of all.avro)" = a,b,c,d ]
+	[ "$(ls snaps)" = "$(printf 'seg1.avro.state\nseg2.avro.state\nseg3.avro.state')" ]
+	[ "$(state_keys snaps/seg1.avro.state)" -eq 2 ]
+	[ "$(state_keys snaps/seg2.avro.state)" -eq 3 ]
+	# the last snapshot is the state the run ends with
+	cmp snaps/seg3.avro.state state
+	# a rebuild from segment 3 on, with the snapshot of segment 2 (copied: -s
+	# rewrites its file), gives what the whole run gave for segment 3
+	cp snaps/seg2.avro.state from2
+	cnt-dedup -d "$DEFS" -s from2 -o part3.avro seg3.avro
+	[ "$(keys_of part3.avro)" = d ]
+	cmp from2 state
+	# the segments one run at a time, each with the state of the one before,
+	# leave the same snapshots
+	cnt-dedup -d "$DEFS" -s one --snapshots snaps1 -o /dev/null seg1.avro
+	cnt-dedup -d "$DEFS" -s one --snapshots snaps1 -o /dev/null seg2.avro
+	cmp snaps/seg1.avro.state snaps1/seg1.avro.state
+	cmp snaps/seg2.avro.state snaps1/seg2.avro.state
+	# every snapshot named by one segment; standard input has no name
+	run --separate-stderr cnt-dedup -d "$DEFS" --snapshots s2 seg1.avro in/seg3.avro seg3.avro
+	[ "$status" -eq 2 ]
+	[[ $stderr == "cnt-dedup: --snapshots: segments 'in/seg3.avro' and 'seg3.avro' have the same file name"* ]]
+	run --separate-stderr cnt-dedup -d "$DEFS" --snapshots s2 - <seg1.avro
+	[ "$status" -eq 2 ]
+	[[ $stderr == *"--snapshots needs the segments as named files"* ]]
+	[ ! -e s2 ]
+}
+
 @test "the horizon's boundary: dropped 1 s before it, counted again at and after it" {
 	# a at 10:00:00 is remembered until 11:00:00 (dist: 3600 s): a retry
 	# admitted at 10:59:59 is a duplicate, one at 11:00:00 (t == expiry) or
@@ -346,8 +382,19 @@ make_state() {
 	ev a dist m1 1 | ingest 2026-03-01T10:00:00Z s1.avro
 	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s1.avro
 	one 'keys_unsorted == ["tool", "in", "out", "rejected", "duplicates", "held", "balanced", "rejected_by_reason",
-		"dedup_hit_rate", "state_keys_loaded", "state_keys_saved", "counters"]' st.json
+		"dedup_hit_rate", "state_keys_loaded", "state_keys_saved", "event_time_min", "event_time_max",
+		"ingest_time_min", "ingest_time_max", "counters"]' st.json
 	one '.in == 2 and .duplicates == 1 and .held == 0 and .balanced == true and .dedup_hit_rate == 0.5' st.json
+	# the time ranges of every event read, duplicates included
+	ev b dist m1 1 '' 2026-03-01T08:00:00Z | ingest 2026-03-01T11:00:00Z s2.avro
+	ev d dist m1 1 '' 2026-03-01T09:00:00Z | ingest 2026-03-01T12:00:00Z s3.avro
+	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s2.avro s3.avro s1.avro
+	one --argjson t0 "$T0_MS" --argjson h "$H_MS" '.event_time_min == $t0 - 2 * $h and .event_time_max == $t0 and
+		.ingest_time_min == $t0 and .ingest_time_max == $t0 + 2 * $h and .duplicates == 1' st.json
+	# none read: no time keys
+	: | cnt-ingest -d "$DEFS" --now "$T0" -o empty.avro -
+	cnt-dedup -d "$DEFS" -o out.avro --stats st.json empty.avro
+	one '.in == 0 and (has("event_time_min") | not) and (has("ingest_time_max") | not)' st.json
 	run cnt-dedup -d "$DEFS" -o out.avro -v s1.avro s1.avro
 	[ "$output" = "cnt-dedup: in 2, out 1, duplicate 1, rejected 0 (dedup hit rate 50.00%); state 0 keys loaded, 0 saved" ]
 }

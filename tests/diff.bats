@@ -96,7 +96,7 @@ bucket() {
 	ev a dist m1 5 | bucket L.avro
 	run cnt-diff L.avro L.avro L.avro
 	[ "$status" -eq 2 ]
-	[[ "${lines[0]}" == "cnt-diff: unexpected operand 'L.avro' after the two bucket files" ]]
+	[[ "${lines[0]}" == "cnt-diff: unexpected operand 'L.avro' after the two bucket files or two view directories" ]]
 	[[ "${lines[1]}" == "usage: cnt-diff "* ]]
 }
 
@@ -171,7 +171,7 @@ EOF
 	[[ "$output" == "cnt-diff: "*"events.avro"* ]]
 	run cnt-diff L.avro
 	[ "$status" -eq 2 ]
-	[[ "$output" == *"two bucket files are needed"* ]]
+	[[ "$output" == *"two bucket files or two view directories are needed"* ]]
 	run cnt-diff L.avro L.avro L.avro
 	[ "$status" -eq 2 ]
 	run cnt-diff --help

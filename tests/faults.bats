@@ -214,6 +214,8 @@ full() {
 	jq '.counters[0].versions[0].type = "max"' "$DEFS" >"$T/edited.json"
 	full cnt-defs check "$DEFS" "$T/edited.json"
 	full cnt-defs check --stats /dev/full "$DEFS" "$DEFS"
+	full cnt-diff "$F/views/$BOARD/global/current" "$F/bigviews/$BOARD/global/current"
+	full cnt-diff --stats /dev/full "$F/views/$BOARD/global/current" "$F/views/$BOARD/global/current"
 
 	full cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
 		--stats /dev/full "$F/buckets.avro"
@@ -297,6 +299,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-window --definitions "$DEFS" "$F/bigdedup.avro"
 		head1 $mode cnt-accumulate "$F/bigwin.avro"
 		head1 $mode cnt-diff "$F/bigbuckets.avro" "$F/buckets.avro"
+		head1 $mode cnt-diff "$F/bigviews/$BOARD/global/current" "$F/views/$BOARD/global/current"
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" top 10000
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
 		head1 $mode cnt-hold list "$F/bigholds.avro"
@@ -317,6 +320,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/stdout "$F/ghost.avro"
 		closed $mode cnt-accumulate --stats "$O/st.json" "$F/windowed.avro"
 		closed $mode cnt-diff "$F/buckets.avro" "$F/doubled.avro"
+		closed $mode cnt-diff "$F/views/$BOARD/global/current" "$F/bigviews/$BOARD/global/current"
 		closed $mode cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
 			--no-publish --stats /dev/stdout "$F/buckets.avro"
 		closed $mode cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" rank m-1042
@@ -529,6 +533,25 @@ ledgers_kept() {
 	check_problems
 }
 
+# --snapshots: whatever snapshots a failed run completed are whole state
+# files, the same as a complete run leaves, and the state is kept.
+snaps_ok() {
+	local f
+	for f in "${FILES[@]}"; do
+		case $f in
+		dedup.state) cmp -s "$O/dedup.state" "$F/part.state" || return 1 ;;
+		snaps/*.state) cmp -s "$O/$f" "$T/ref/$f" || return 1 ;;
+		*) return 1 ;;
+		esac
+	done
+}
+
+@test "allocation failure: cnt-dedup --snapshots fails cleanly at every allocation" {
+	sweep 0 state_prep snaps_ok cnt-dedup --definitions "$DEFS" --state "$O/dedup.state" \
+		--snapshots "$O/snaps" --output "$O/a.avro" "$F/part.avro" "$F/archive.avro"
+	check_problems
+}
+
 @test "allocation failure: cnt-window fails cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-window --definitions "$DEFS" --output "$O/a.avro" \
 		--rejects "$O/rejects.jsonl" --stats "$O/st.json" "$F/deduped.avro" "$F/ghost.avro"
@@ -543,6 +566,8 @@ ledgers_kept() {
 
 @test "allocation failure: cnt-diff fails cleanly at every allocation" {
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/doubled.avro"
+	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/views/$BOARD/global/current" \
+		"$F/bigviews/$BOARD/global/current"
 	check_problems
 }
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs every test of one build: C unit tests, fuzz-corpus replays, the bats
-# CLI tests, the man pages' EXAMPLES (tests/man-examples.sh) and the demo's
-# check (examples/check.sh).  Ends with one line "N passed, N failed" and
-# a non-zero status when anything failed.  Every part counts a non-zero
+# CLI tests, the man pages' EXAMPLES (tests/man-examples.sh), the demo's
+# check (examples/check.sh) and the nightly job (examples/nightly.sh).
+# Ends with one line "N passed, N failed" and a non-zero status when
+# anything failed.  Every part counts a non-zero
 # exit status as a failure, whatever it printed before: a unit binary or
 # bats that exits non-zero after an all-passed summary (a leak report, a
 # crash in teardown), a replay, a skipped bats test (the project has none).
@@ -84,6 +85,18 @@ fi
 
 if [ -z "${BATS_FILTER:-}" ] && [ -f examples/check.sh ]; then
 	if sh examples/check.sh >"$log" 2>&1; then pass=$((pass + 1)); else cat "$log"; note_fail "examples"; fi
+fi
+
+# The nightly rebuild-and-diff job of examples/nightly.sh, in a directory
+# of its own.
+if [ -z "${BATS_FILTER:-}" ] && [ -f examples/nightly.sh ]; then
+	nd=$(mktemp -d "${TMPDIR:-/tmp}/cnt-nightly.XXXXXX")
+	if CNT_NIGHTLY_DIR="$nd" BUILD="$BUILD" sh examples/nightly.sh >"$log" 2>&1; then
+		pass=$((pass + 1))
+	else
+		cat "$log"; note_fail "examples/nightly.sh"
+	fi
+	rm -rf "$nd"
 fi
 
 echo "$BUILD: $pass passed, $fail failed"

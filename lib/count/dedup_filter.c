@@ -130,6 +130,14 @@ int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_
 	pending *pe;
 	int rc;
 
+	if (f->totals.in == 0 || e->event_time < f->totals.event_time_min)
+		f->totals.event_time_min = e->event_time;
+	if (f->totals.in == 0 || e->event_time > f->totals.event_time_max)
+		f->totals.event_time_max = e->event_time;
+	if (f->totals.in == 0 || e->ingest_time < f->totals.ingest_time_min)
+		f->totals.ingest_time_min = e->ingest_time;
+	if (f->totals.in == 0 || e->ingest_time > f->totals.ingest_time_max)
+		f->totals.ingest_time_max = e->ingest_time;
 	f->totals.in++;
 	if (cnt_count_lookup(f->defs, f->defs_name, e, &t, rej) != 0) {
 		f->totals.rejected++;
