@@ -32,7 +32,8 @@ static void put(const char *name, const cnt_viewdesc *d, const fx_member *m, siz
 		plen += nl;
 		e[i].rank = i > 0 && fx_tied(d, &m[i - 1], &m[i]) ? e[i - 1].rank : (uint32_t)i + 1;
 	}
-	vb = (cnt_view_build){d, n, n, e, pool, plen, 1, edges, counts};
+	vb = (cnt_view_build){.desc = d, .n = n, .head = n, .entries = e, .pool = pool, .pool_len = plen, .nbins = 1,
+		.edges = edges, .counts = counts};
 	int next;
 
 	snprintf(sdir, sizeof(sdir), "%s/%s", tmpdir, name);
