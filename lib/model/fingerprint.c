@@ -965,12 +965,13 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 	int32_t v;
 
 	if (s->kind == CNT_FP_WINDOWED) {
-		/* bucket_start, bucket_end, late, shard, then the event */
+		/* bucket_start, bucket_end, late, shard, exact, then the event */
 		if (cnt_bin_read_long(&c, &l) || cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
-		if (cnt_bin_read_long(&c, &l))
+		if (cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
+		c.p++;
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))
 		goto bad; /* event_id, idempotency_key */
