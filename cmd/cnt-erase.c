@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "model/fingerprint.h"
 #include "correct/erase.h"
 
 static const char usage[] =
@@ -118,7 +119,9 @@ int main(int argc, char **argv)
 	}
 	if ((lfd = open(ledger, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
 		cnt_die("cannot open ledger '%s': %m", ledger);
-	if (cnt_erase_scan(fds, names, (size_t)nin, &sel, lfd, ledger, &plan, &err) != 0)
+	/* the inputs' fingerprint tables, carried into the rewritten segments */
+	if (cnt_fp_policy(NULL, &err) != 0 ||
+	    cnt_erase_scan(fds, names, (size_t)nin, &sel, lfd, ledger, &plan, &err) != 0)
 		cnt_die_err(&err);
 	cnt_stats_begin(&s);
 	cnt_stats_u64(&s, "in", plan.in);
@@ -173,6 +176,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
 	cnt_erase_plan_release(&plan);
+	cnt_fp_policy_end();
 	free(fds);
 	free(outs);
 	return cnt_cli_finish();

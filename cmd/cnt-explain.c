@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "correct/seal.h"
 #include "time/tz.h"
 #include "view/board.h"
 #include "view/explain.h"
@@ -17,7 +18,8 @@
 static const char usage[] =
 	"usage: cnt-explain -d definitions -b board --member member [--now time] [--season id]\n"
 	"                   [--scope key] [--scopes file] [-r rejects ...] [-D duplicates ...]\n"
-	"                   [--ledger file] [-w views [--view-version n]] [-F text|json]\n"
+	"                   [--ledger file] [--holds file ...] [-w views [--view-version n]]\n"
+	"                   [--sealed dir] [-F text|json]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress] log ...\n";
 
 static const char help[] =
@@ -39,8 +41,11 @@ static const char help[] =
 	"  -r, --rejects FILE      a cnt-ingest -r file (repeatable)\n"
 	"  -D, --duplicates FILE   a cnt-ingest -D file (repeatable)\n"
 	"      --ledger FILE       the retraction ledger: cause, requester, authority\n"
+	"      --holds FILE        a hold file of cnt-ingest --holds (repeatable)\n"
 	"  -w, --views DIR         check against the board's published view\n"
 	"      --view-version N    check against version N instead\n"
+	"      --sealed DIR        a season board: check against its sealed standing\n"
+	"                          and corrections (cnt-seal)\n"
 	"  -F, --output-format FMT text (default) or json (JSON lines)\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           a summary line on standard error\n"
@@ -52,7 +57,8 @@ static const char help[] =
 	"Exit status 0 when every check agrees with the log, 1 when one differs.\n"
 	"See cnt-explain(1).\n";
 
-enum { OPT_MEMBER = 999, OPT_NOW = 1000, OPT_SEASON, OPT_SCOPE, OPT_SCOPES, OPT_LEDGER, OPT_VIEW_VERSION };
+enum { OPT_MEMBER = 999, OPT_NOW = 1000, OPT_SEASON, OPT_SCOPE, OPT_SCOPES, OPT_LEDGER, OPT_VIEW_VERSION,
+	OPT_HOLDS, OPT_SEALED };
 
 static const char **push(const char **v, size_t *n, const char *s)
 {
@@ -101,6 +107,27 @@ static void view_check(const char *views, const cnt_explain_opts *o, int version
 	cnt_view_close(&v);
 }
 
+/* The sealed standing of the board's season (its window's label) and its
+ * corrections, as cnt-seal show gives them. */
+static void sealed_check(const char *dir, const cnt_explain_opts *o, cnt_explain_check *c, char *what, size_t wn)
+{
+	cnt_seal_dir s;
+	cnt_buf show = CNT_BUF_INIT;
+	cnt_err err;
+
+	if (o->board->window != CNT_WIN_SEASON)
+		cnt_die_usage("--sealed: board '%s' has no seasons (its window is %s)", o->board->board_id,
+			o->window_label);
+	if (cnt_seal_dir_open(&s, dir, 0, &err) != 0 ||
+	    cnt_seal_show(&s, o->window_label, o->scope ? o->scope : "global", 0, &show, &err) != 0 ||
+	    cnt_explain_sealed((const char *)show.p, show.len, o->member, c, &err) != 0)
+		cnt_die_err(&err);
+	snprintf(what, wn, "sealed standing of season %s in %s, corrections applied", o->window_label, dir);
+	c->what = what;
+	cnt_seal_dir_close(&s);
+	cnt_buf_release(&show);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -116,6 +143,8 @@ int main(int argc, char **argv)
 		{"ledger", required_argument, NULL, OPT_LEDGER},
 		{"views", required_argument, NULL, 'w'},
 		{"view-version", required_argument, NULL, OPT_VIEW_VERSION},
+		{"holds", required_argument, NULL, OPT_HOLDS},
+		{"sealed", required_argument, NULL, OPT_SEALED},
 		{"output-format", required_argument, NULL, 'F'},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
@@ -123,8 +152,9 @@ int main(int argc, char **argv)
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_explain_opts o;
 	cnt_explain x;
-	cnt_explain_check check = {0};
-	const char **rejects = NULL, **dups = NULL;
+	cnt_explain_check checks[2];
+	size_t nchecks = 0;
+	const char **rejects = NULL, **dups = NULL, **holds = NULL, *sealed = NULL;
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL;
 	int json = 0, have_now = 0, version = 0, c;
 	int64_t now = 0;
@@ -132,7 +162,7 @@ int main(int argc, char **argv)
 	cnt_tz_cache *tzc;
 	cnt_buf out = CNT_BUF_INIT;
 	cnt_err err;
-	char what[4300];
+	char what[4300], swhat[4300];
 
 	memset(&o, 0, sizeof(o));
 	cnt_cli_init("cnt-explain", usage, help);
@@ -148,6 +178,8 @@ int main(int argc, char **argv)
 		case 'r': rejects = push(rejects, &o.nrejects, optarg); break;
 		case 'D': dups = push(dups, &o.ningest_dups, optarg); break;
 		case OPT_LEDGER: o.ledger = optarg; break;
+		case OPT_HOLDS: holds = push(holds, &o.nholds, optarg); break;
+		case OPT_SEALED: sealed = optarg; break;
 		case 'w': views = optarg; break;
 		case OPT_VIEW_VERSION: version = (int)cnt_cli_uint("--view-version", optarg, 1, 999999); break;
 		case 'F':
@@ -172,6 +204,7 @@ int main(int argc, char **argv)
 	}
 	o.rejects = rejects;
 	o.ingest_dups = dups;
+	o.holds = holds;
 	o.logs = (const char *const *)argv + optind;
 	o.nlogs = (size_t)(argc - optind);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
@@ -189,10 +222,13 @@ int main(int argc, char **argv)
 	if (cnt_explain_run(&o, &x, &err) != 0)
 		cnt_die_err(&err);
 	cnt_progress_end();
+	memset(checks, 0, sizeof(checks));
 	if (views)
-		view_check(views, &o, version, now, &check, what, sizeof(what));
-	if ((json ? cnt_explain_format_json(&o, &x, &check, check.have, &out)
-		  : cnt_explain_format_text(&o, &x, &check, check.have, &out)) != 0)
+		view_check(views, &o, version, now, &checks[nchecks++], what, sizeof(what));
+	if (sealed)
+		sealed_check(sealed, &o, &checks[nchecks++], swhat, sizeof(swhat));
+	if ((json ? cnt_explain_format_json(&o, &x, checks, nchecks, &out)
+		  : cnt_explain_format_text(&o, &x, checks, nchecks, &out)) != 0)
 		cnt_die_nomem();
 	cnt_cli_write(out.p, out.len);
 	if (co.verbose)
@@ -208,12 +244,15 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&st, "members", x.members);
 		cnt_stats_write(&st, co.stats_path);
 	}
-	c = check.have && !cnt_explain_agrees(&x, &check);
+	c = 0;
+	for (size_t i = 0; i < nchecks; i++)
+		c |= !cnt_explain_agrees(&x, &checks[i]);
 	cnt_explain_release(&x);
 	cnt_buf_release(&out);
 	cnt_tz_cache_free(tzc);
 	cnt_defs_free(defs);
 	free(rejects);
 	free(dups);
+	free(holds);
 	return cnt_cli_finish() == CNT_EXIT_OK && c ? CNT_EXIT_DIFFER : CNT_EXIT_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "correct/seal.h"
+#include "model/fingerprint.h"
 
 static const char usage[] =
 	"usage: cnt-seal close -d definitions --season id --sealed dir [--now time] [--scope key]\n"
@@ -155,8 +156,10 @@ int main(int argc, char **argv)
 		cnt_board_build bb;
 		int rfd = -1;
 
-		if (defs == NULL || cnt_seal_begin(&bb, defs, defs_path, season, now, which == 0, scopes, scopes_from,
-			&err) != 0)
+		/* bucket files counted under a version since edited in place
+		 * are refused as they are read (cnt-definitions(5)) */
+		if (defs == NULL || cnt_fp_policy(defs, &err) != 0 ||
+		    cnt_seal_begin(&bb, defs, defs_path, season, now, which == 0, scopes, scopes_from, &err) != 0)
 			cnt_die_err(&err);
 		if (which == 1)
 			rfd = cnt_cli_open_in(retractions);
@@ -207,6 +210,7 @@ int main(int argc, char **argv)
 			cnt_die_err(&err);
 		cnt_seal_dir_close(&s);
 		cnt_board_end(&bb);
+		cnt_fp_policy_end();
 		cnt_defs_free(defs);
 	}
 	return cnt_cli_finish();

@@ -75,7 +75,7 @@ publish() {
 	jq -c 'select(.fate == "ingest_duplicate")' out.jsonl | one '.line == 7 and .first_line == 1 and .reason == "duplicate"'
 	jq -c 'select(.kind == "standing")' out.jsonl | one '.value == 13 and .rank == 1 and .members == 4 and .found
 		and .fates == {counted: 2, outside_window: 1, late: 1, duplicate: 1, retracted: 0, compensation: 0,
-		  rejected: 1, ingest_duplicate: 1}'
+		  rejected: 1, ingest_duplicate: 1, held: 0}'
 	# the text form says the same for people
 	run -0 cnt-explain -d "$DEFS" -b b-dist --member m1 --now "$AT" log1.avro log2.avro
 	[[ ${lines[0]} == "m1 on b-dist (utc/dist, day: 2026-03-01T00:00:00.000Z .. 2026-03-02T00:00:00.000Z), scope global" ]]
@@ -163,4 +163,52 @@ publish() {
 	[[ $output == "cnt-explain: 'bad.jsonl' line 1: not a JSON object"* ]]
 	run -2 cnt-explain -d "$DEFS" -b b-dist --member m1 --now "$AT" -F yaml log1.avro
 	run -2 cnt-explain -d "$DEFS" -b b-dist --member m1 --now "$AT" -w nowhere log1.avro
+}
+
+@test "held: the member's held events with hold id and signal, from the hold files" {
+	jq '(.counters[] | select(.counter_id == "dist")).holds = [{signal: "rate", window_s: 600, ceiling: 100}]' \
+		"$DEFS" >hdefs.json
+	{
+		ev h-1 dist m1 60 '' 2026-03-01T10:00:00Z
+		ev h-2 dist m1 60 '' 2026-03-01T10:01:00Z     # 120 in 600 s: held
+		ev h-3 dist m2 5 '' 2026-03-01T10:02:00Z
+	} >h.jsonl
+	cnt-ingest -d hdefs.json --now "$NOW" --max-past 400d -o hlog.avro --holds holds.avro h.jsonl
+	run -0 cnt-explain -d hdefs.json -b b-dist --member m1 --now "$AT" --holds holds.avro -F json hlog.avro
+	echo "$output" >out.jsonl
+	jq -c 'select(.fate == "held")' out.jsonl | one '.idempotency_key == "h-2" and .signal == "rate"
+		and (.hold_id | startswith("h-")) and .source == "holds.avro" and .delta == 60'
+	jq -c 'select(.kind == "standing")' out.jsonl | one '.value == 60 and .fates.held == 1 and .fates.counted == 1'
+}
+
+@test "--sealed: checked against the season's sealed standing with its corrections" {
+	jq '.counters |= map(.versions |= map(.windows = ((.windows // []) + ["season"] | unique)))
+	    | .leaderboards += [{board_id: "b-season", tenant_id: "utc", counter_id: "dist", window: "season",
+		scope_kind: "global", tie_break: ["earliest_achiever", "member_ref_asc"], rank_numbering: "competition",
+		materialised_cap: 10, freshness_budget_s: 60}]
+	    | .seasons = [{season_id: "s1", board_id: "b-season", opens_at: "2026-03-01T00:00:00Z",
+		closes_at: "2026-03-02T00:00:00Z", state: "open"}]' "$DEFS" >sdefs.json
+	DEFS=$PWD/sdefs.json
+	make_log
+	cnt-dedup -d "$DEFS" log1.avro log2.avro | cnt-window -d "$DEFS" | cnt-accumulate -o b.avro
+	cnt-seal close -d "$DEFS" --season s1 --sealed sealed --now 2026-03-03T00:00:00Z b.avro
+	run -0 cnt-explain -d "$DEFS" -b b-season --member m2 --season s1 --now 2026-03-03T00:00:00Z \
+		--sealed sealed log1.avro log2.avro
+	[[ ${lines[-1]} == "sealed standing of season s1 in sealed, corrections applied: value 12, rank 2: agrees" ]]
+	# a retraction after closure, not yet published as a correction: differs
+	cnt-retract --event dist-1 --tenant utc --counter dist --cause dq --requester r --authority a \
+		--ledger ledger.jsonl --now 2026-03-04T00:00:00Z -o comp.avro log1.avro log2.avro
+	run -1 cnt-explain -d "$DEFS" -b b-season --member m2 --season s1 --now 2026-03-03T00:00:00Z \
+		--sealed sealed log1.avro log2.avro comp.avro
+	[[ ${lines[-1]} == *"value 12, rank 2: DIFFERS from the log" ]]
+	# once the correction is published, the sealed standing agrees again
+	cnt-retract --rebuild b.avro -d "$DEFS" -o rb.avro log1.avro log2.avro comp.avro
+	cnt-seal correct -d "$DEFS" --season s1 --sealed sealed --retractions ledger.jsonl \
+		--now 2026-03-04T01:00:00Z rb.avro
+	run -0 cnt-explain -d "$DEFS" -b b-season --member m2 --season s1 --now 2026-03-03T00:00:00Z \
+		--sealed sealed log1.avro log2.avro comp.avro
+	[[ ${lines[-1]} == *"value 12, rank 1: agrees" ]]
+	# a board without seasons
+	run -2 cnt-explain -d "$DEFS" -b b-dist --member m2 --now "$AT" --sealed sealed log1.avro
+	[[ $output == *"--sealed: board 'b-dist' has no seasons"* ]]
 }

@@ -614,6 +614,9 @@ erase_kept() {
 	sweep 0 no_prep nothing_left cnt-explain --definitions "$DEFS" --board "$BOARD" --member m-1042 \
 		--now "$NOW" --views "$F/views" --rejects "$BATS_TEST_TMPDIR/rejects.jsonl" --stats "$O/st.json" \
 		"$F/archive.avro"
+	check_problems
+}
+
 # the sealed directory given to the run is there, unchanged
 sealed_prep() { cp -a "$F/sealed" "$O/sealed"; }
 sealed_kept() { diff -r "$O/sealed" "$F/sealed" >/dev/null; }

@@ -400,3 +400,16 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	run -0 cnt-seal close "$F/buckets.avro" -d "$DEFS" --season w43 --sealed s --now "$SEAL_AT"
 	run -0 cnt-seal verify --sealed s
 }
+
+@test "the seal records the fingerprints it was counted under; buckets of a version edited in place are refused" {
+	close43
+	# the ledger line names the board's and the counter version's definitions
+	jq -e 'select(.kind == "standings") | .fingerprints | type == "object" and length >= 2' sealed/ledger.jsonl
+	[ "$(jq -r 'select(.kind == "standings") | .fingerprints | keys[]' sealed/ledger.jsonl | grep -c 'distance_m')" -ge 1 ]
+	[ "$(jq -r 'select(.kind == "standings") | .fingerprints | keys[]' sealed/ledger.jsonl | grep -c 'acme-league')" -ge 1 ]
+	# the same buckets under an edited version (type exact -> max): refused
+	jq '(.counters[] | select(.counter_id == "distance_m") | .versions[0].type) = "max"' "$DEFS" >edited.json
+	run -2 cnt-seal close -d edited.json --season w43 --sealed s2 --now "$SEAL_AT" "$F/buckets.avro"
+	[[ $output == *"acme/distance_m v1: type exact → max; a change that reinterprets counted events needs a new version"* ]]
+	[ ! -e s2/ledger.jsonl ]
+}

@@ -3,6 +3,7 @@
  * erasure record (see erase.h).
  */
 #include "correct/erase.h"
+#include "model/fingerprint.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -347,10 +348,17 @@ static cnt_writer *writer_like(cnt_typed_in *t, int level, int out_fd, const cha
 	free(schema);
 	for (size_t i = 0; w && i < nkv; i++)
 		if (strncmp(kv[i].key, "avro.", 5) != 0 && strcmp(kv[i].key, CNT_END_MARKER_KEY) != 0 &&
+		    strcmp(kv[i].key, CNT_FP_META) != 0 &&
 		    cnt_writer_meta(w, kv[i].key, kv[i].val, kv[i].vlen, err) != 0) {
 			cnt_writer_free(w);
 			return NULL;
 		}
+	/* the fingerprint table is the remaining records' (as every writer
+	 * of events records it), its entries carried from what was read */
+	if (w && cnt_fp_track(w, CNT_FP_EVENTS, err) != 0) {
+		cnt_writer_free(w);
+		return NULL;
+	}
 	return w;
 }
 

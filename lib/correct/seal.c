@@ -19,6 +19,7 @@
 
 #include "correct/ledger.h"
 #include "correct/retract.h"
+#include "model/fingerprint.h"
 #include "time/timefmt.h"
 #include "view/project.h"
 #include "view/view.h"
@@ -496,6 +497,19 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 			    json_object_set_new(rec, "window_to", time_json(bb->to)) ||
 			    json_object_set_new(rec, "horizon_s", json_integer(cnt_seal_horizon_s(b))))
 				goto nomem;
+			/* the definitions the standings were counted and ranked
+			 * under: the board's and its buckets' versions */
+			{
+				char *fps = NULL;
+				json_t *t;
+
+				if (cnt_fp_set_dump(cnt_proj_versions(p), b, &fps, err) != 0)
+					goto out;
+				t = fps ? json_loads(fps, 0, NULL) : json_null();
+				free(fps);
+				if (t == NULL || json_object_set_new(rec, "fingerprints", t) != 0)
+					goto nomem;
+			}
 			if (add_line(s, rec, err) != 0)
 				goto out;
 			json_decref(rec);

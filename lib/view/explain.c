@@ -23,6 +23,7 @@
 #include "count/window.h"
 #include "model/bucket.h"
 #include "model/event.h"
+#include "model/held.h"
 #include "model/windowed.h"
 #include "time/timefmt.h"
 #include "time/tz.h"
@@ -30,7 +31,7 @@
 
 static const char *const fate_names[CNT_FATE_N] = {
 	"counted", "outside_window", "late", "duplicate", "retracted", "compensation", "rejected",
-	"ingest_duplicate"
+	"ingest_duplicate", "held"
 };
 
 const char *cnt_fate_name(cnt_fate f)
@@ -524,6 +525,80 @@ static int side_file(const cnt_explain_opts *o, cnt_explain *x, const char *path
 	return rc;
 }
 
+/* Hold files: the member's held events, with their hold. */
+static int hold_file(const cnt_explain_opts *o, cnt_explain *x, const char *path, cnt_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	cnt_held_in *in;
+	cnt_held h;
+	uint64_t no = 0;
+	int rc;
+
+	if (fd < 0)
+		return cnt_err_set(err, "cannot open the hold file '%s': %s", path, strerror(errno));
+	in = cnt_held_in_open(fd, path, err);
+	if (in == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((rc = cnt_held_in_next(in, &h, err)) == 1) {
+		cnt_explain_event *v;
+
+		no++;
+		if (!of_board(o->board, &h.e) || !slice_is(h.e.member_ref, o->member))
+			continue;
+		if ((v = new_event(x, err)) == NULL || fill_common(v, &h.e, path, no, err) != 0) {
+			rc = -1;
+			break;
+		}
+		v->fate = CNT_FATE_HELD;
+		v->reason = strdup(cnt_defs_hold_name(h.signal));
+		v->message = dup_slice(h.detail);
+		v->dup_source = dup_slice(h.hold_id);
+		v->dup_position = (uint64_t)h.held_at;
+		if (v->reason == NULL || v->message == NULL || v->dup_source == NULL) {
+			rc = cnt_err_nomem(err);
+			break;
+		}
+		x->by_fate[CNT_FATE_HELD]++;
+	}
+	cnt_held_in_free(in);
+	close(fd);
+	return rc < 0 ? -1 : 0;
+}
+
+int cnt_explain_sealed(const char *show_json, size_t n, const char *member, cnt_explain_check *c, cnt_err *err)
+{
+	const char *p = show_json, *end = show_json + n;
+
+	c->have = 1;
+	c->found = 0;
+	c->exact = 1;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		json_error_t je;
+		json_t *r = json_loadb(p, len, 0, &je), *v, *k;
+
+		if (r == NULL)
+			return cnt_err_set(err, "sealed standings: not JSON (%s)", je.text);
+		k = json_object_get(r, "member_ref");
+		if (json_is_string(k) && strcmp(json_string_value(k), member) == 0) {
+			v = json_object_get(r, "value");
+			k = json_object_get(r, "rank");
+			/* removed by a correction: no standing any more */
+			if (json_is_integer(v) && json_is_integer(k)) {
+				c->found = 1;
+				c->value = (int64_t)json_integer_value(v);
+				c->rank = (int64_t)json_integer_value(k);
+			}
+		}
+		json_decref(r);
+		p += len + 1;
+	}
+	return 0;
+}
+
 /* ---- the run ------------------------------------------------------------ */
 
 /* member_ref,scope lines (cnt-project --scopes). */
@@ -593,6 +668,9 @@ int cnt_explain_run(const cnt_explain_opts *o, cnt_explain *x, cnt_err *err)
 			goto out;
 	for (size_t i = 0; i < o->ningest_dups; i++)
 		if (side_file(o, x, o->ingest_dups[i], CNT_FATE_INGEST_DUPLICATE, err) != 0)
+			goto out;
+	for (size_t i = 0; i < o->nholds; i++)
+		if (hold_file(o, x, o->holds[i], err) != 0)
 			goto out;
 	if (ledger_details(o, x, err) != 0)
 		goto out;
@@ -726,6 +804,10 @@ int cnt_explain_format_json(const cnt_explain_opts *o, const cnt_explain *x, con
 				put_str(out, "cause", v->cause) || put_str(out, "requester", v->requester) ||
 				put_str(out, "authority", v->authority);
 			break;
+		case CNT_FATE_HELD:
+			rc |= put_str(out, "hold_id", v->dup_source) || put_str(out, "signal", v->reason) ||
+				put_str(out, "detail", v->message) || put_tkey(out, "held_at", (int64_t)v->dup_position);
+			break;
 		case CNT_FATE_REJECTED:
 		case CNT_FATE_INGEST_DUPLICATE:
 			rc |= put_str(out, "reason", v->reason) || put_str(out, "message", v->message);
@@ -848,6 +930,10 @@ int cnt_explain_format_text(const cnt_explain_opts *o, const cnt_explain *x, con
 			if (v->cause)
 				rc |= cnt_buf_printf(out, ", cause %s, requester %s, authority %s", v->cause,
 					v->requester ? v->requester : "?", v->authority ? v->authority : "?");
+			break;
+		case CNT_FATE_HELD:
+			rc |= cnt_buf_printf(out, "held as %s (signal %s: %s), not in the log", v->dup_source, v->reason,
+				v->message);
 			break;
 		default:
 			rc |= cnt_buf_printf(out, "%s: %s", v->reason ? v->reason : "?", v->message ? v->message : "");

@@ -25,7 +25,7 @@
  * from the log and nothing else.  The member's events are listed with
  * their fate, and the admission side files add what never reached the
  * log: cnt-ingest(1)'s rejects (-r) and in-run duplicates (-D), whose raw
- * lines name the member.
+ * lines name the member, and the hold files of cnt-ingest --holds.
  */
 #ifndef CNT_VIEW_EXPLAIN_H
 #define CNT_VIEW_EXPLAIN_H
@@ -46,6 +46,7 @@ typedef enum {
 	CNT_FATE_COMPENSATION,   /* a compensating event of the member */
 	CNT_FATE_REJECTED,       /* refused at admission (cnt-ingest -r) */
 	CNT_FATE_INGEST_DUPLICATE, /* a retry within one admission (cnt-ingest -D) */
+	CNT_FATE_HELD,           /* held at admission (cnt-ingest --holds, cnt-hold) */
 	CNT_FATE_N
 } cnt_fate;
 
@@ -71,7 +72,8 @@ typedef struct cnt_explain_event {
 	char *retraction_id, *comp_source;
 	uint64_t comp_position;
 	char *cause, *requester, *authority;  /* from the ledger, when given */
-	/* rejected / ingest duplicate */
+	/* rejected / ingest duplicate; held: reason the signal, message the
+	 * detail, dup_source the hold id */
 	char *reason, *message;
 } cnt_explain_event;
 
@@ -88,6 +90,8 @@ typedef struct cnt_explain_opts {
 	size_t nlogs;
 	const char *const *rejects, *const *ingest_dups; /* cnt-ingest -r / -D files */
 	size_t nrejects, ningest_dups;
+	const char *const *holds; /* hold files (cnt-hold(5)) */
+	size_t nholds;
 	const char *ledger;       /* the retraction ledger, or NULL */
 	void (*tick)(uint64_t);   /* progress: records read, or NULL */
 } cnt_explain_opts;
@@ -111,6 +115,13 @@ typedef struct cnt_explain {
  * side file that cannot be read (naming it and where), out of memory. */
 int cnt_explain_run(const cnt_explain_opts *o, cnt_explain *x, cnt_err *err);
 void cnt_explain_release(cnt_explain *x);
+
+/* Reads the member's standing in a sealed season from cnt-seal show's
+ * JSON lines (the effective value and rank, after every correction) into
+ * c (what: a label the caller keeps).  0, or -1 with err set. */
+struct cnt_explain_check;
+int cnt_explain_sealed(const char *show_json, size_t n, const char *member, struct cnt_explain_check *c,
+	cnt_err *err);
 
 /* The published answer to compare with (cnt-rank's), filled by the
  * caller; have = 0 when there is none. */
