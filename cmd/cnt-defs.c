@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "ingest/ivt.h"
 #include "model/fingerprint.h"
 
 static const char usage[] =
@@ -17,7 +18,8 @@ static const char help[] =
 	"dedup horizon, dedup key, windows removed, tie-break, ...) is refused as\n"
 	"an in-place edit and names the new counter version to declare instead; a\n"
 	"compatible one (a window added, a cap raised, a cost note) is accepted.  A\n"
-	"season's dates may change while it is open, its state only forward.\n"
+	"season's dates may change while it is open, its state only forward.  The\n"
+	"list files of proposed's filters are read and must be well-formed.\n"
 	"One line per change.  Exit 0 when every change is compatible, 1 when one\n"
 	"is refused, 2 on trouble.\n"
 	"\n"
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_defs *cur, *prop;
+	cnt_ivt *lists;
 	tally t = {0, 0};
 	cnt_err err;
 	int c;
@@ -85,6 +88,10 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	if ((prop = cnt_defs_load(argv[optind + 2], &err)) == NULL)
 		cnt_die_err(&err);
+	/* the filters' list files must be readable and well-formed too */
+	if ((lists = cnt_ivt_new(prop, &err)) == NULL)
+		cnt_die_err(&err);
+	cnt_ivt_free(lists);
 	if (cnt_fp_compare_defs(cur, prop, print_change, &t, &err) < 0)
 		cnt_die_err(&err);
 	cnt_defs_free(cur);

@@ -11,11 +11,14 @@
 
 #include <xxhash.h>
 
+#include "ingest/ivt.h"
+
 static const char *const reason_names[CNT_REJ_COUNT] = {
 	"malformed", "missing_field", "bad_field", "unknown_tenant",
 	"unknown_counter", "client_not_writable", "subject_mismatch",
 	"item_required", "delta_out_of_bounds", "too_old", "in_future",
-	"quota_exceeded"
+	"quota_exceeded", "bad_watch_time", "below_watch_time", "ivt_user_agent",
+	"ivt_address", "ivt_rate"
 };
 
 const char *cnt_reject_name(cnt_reject_reason r)
@@ -35,6 +38,7 @@ struct cnt_admit {
 	size_t ncounters, ntenants;
 	uint64_t *acc_by_counter, *dup_by_counter;
 	quota_slot *quota;           /* per tenant */
+	cnt_ivt *ivt;                /* inline filters */
 	char event_id[33];
 };
 
@@ -55,6 +59,10 @@ cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err)
 		goto oom;
 	for (size_t i = 0; i < a->ntenants; i++)
 		a->quota[i].second = INT64_MIN;
+	if ((a->ivt = cnt_ivt_new(cfg->defs, err)) == NULL) {
+		cnt_admit_free(a);
+		return NULL;
+	}
 	return a;
 oom:
 	cnt_admit_free(a);
@@ -70,6 +78,7 @@ void cnt_admit_free(cnt_admit *a)
 	free(a->acc_by_counter);
 	free(a->dup_by_counter);
 	free(a->quota);
+	cnt_ivt_free(a->ivt);
 	free(a);
 }
 
@@ -137,6 +146,33 @@ static const char *show_ms(char buf[32], uint64_t ms)
 
 #define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
 
+/* The watch-time gate of version cv (cnt-definitions(5)): 0 when e passes
+ * it, else the verdict. */
+static int watch_gate(cnt_admit *a, cnt_verdict *v, const cnt_counter *c,
+	const cnt_counter_version *cv, const cnt_ivt_event *e)
+{
+	cnt_slice w;
+	int64_t ms = 0;
+	size_t i;
+
+	if (cv->min_watch_ms <= 0)
+		return 0;
+	if (!cnt_ivt_attr(e, cv->watch_attr, &w))
+		return reject(a, v, CNT_REJ_BAD_WATCH, "attrs",
+			"counter '%s/%s' v%d counts views of at least %" PRId64 " ms: attrs '%s' is "
+			"required", c->tenant_id, c->counter_id, cv->version, cv->min_watch_ms, cv->watch_attr);
+	for (i = 0; i < w.n && w.p[i] >= '0' && w.p[i] <= '9'; i++)
+		ms = ms > (INT64_MAX - 9) / 10 ? INT64_MAX : ms * 10 + (w.p[i] - '0');
+	if (w.n == 0 || i < w.n)
+		return reject(a, v, CNT_REJ_BAD_WATCH, "attrs",
+			"attrs '%s' '%.*s' is not a decimal number of milliseconds", cv->watch_attr, SHOW(w));
+	if (ms < cv->min_watch_ms)
+		return reject(a, v, CNT_REJ_BELOW_WATCH, "attrs",
+			"attrs '%s' %" PRId64 " ms is below the %" PRId64 " ms counter '%s/%s' v%d counts",
+			cv->watch_attr, ms, cv->min_watch_ms, c->tenant_id, c->counter_id, cv->version);
+	return 0;
+}
+
 cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
 {
 	const void *parts[3] = {raw->tenant_id.p, raw->counter_id.p, raw->idempotency_key.p};
@@ -165,7 +201,9 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	size_t ci, ti;
 	int64_t delta, oldest, latest;
 	uint64_t first;
-	int added;
+	int added, f;
+	cnt_ivt_event ie;
+	char why[sizeof(v->msg)];
 
 	a->st.in++;
 	v->field = NULL;
@@ -245,6 +283,16 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		return reject(a, v, CNT_REJ_IN_FUTURE, "event_time",
 			"event_time is %" PRIu64 " ms after the ingest time; the limit is %" PRId64 " ms",
 			(uint64_t)raw->event_time_ms - (uint64_t)now, a->cfg.max_future_ms);
+	ie.item = raw->item;
+	ie.nattrs = raw->nattrs;
+	ie.attr_keys = raw->attr_keys;
+	ie.attr_vals = raw->attr_vals;
+	ie.event_time_ms = raw->event_time_ms;
+	if (watch_gate(a, v, c, cv, &ie) != 0)
+		return v->outcome;
+	if (c->nfilters > 0 && (f = cnt_ivt_lists(a->ivt, c, &ie, why, sizeof(why))) >= 0)
+		return reject(a, v, c->filters[f].kind == CNT_FILTER_USER_AGENT ? CNT_REJ_IVT_UA
+			: CNT_REJ_IVT_ADDRESS, "attrs", "%s", why);
 
 	ci = (size_t)(c - cnt_defs_counter_at(a->cfg.defs, 0));
 	ti = (size_t)(t - cnt_defs_tenant_at(a->cfg.defs, 0));
@@ -259,6 +307,8 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		a->dup_by_counter[ci]++;
 		return CNT_ADMIT_DUPLICATE;
 	}
+	if (c->nfilters > 0 && (f = cnt_ivt_rate(a->ivt, c, &ie, why, sizeof(why))) >= 0)
+		return reject(a, v, CNT_REJ_IVT_RATE, NULL, "%s", why);
 	if (a->cfg.live && t->event_quota_per_s > 0) {
 		quota_slot *q = &a->quota[ti];
 		int64_t sec = now >= 0 ? now / 1000 : -((-now + 999) / 1000);
@@ -277,7 +327,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		q->used++;
 	}
 	added = cnt_fpset_add(&a->seen, fp, tag, &first);
-	if (added < 0)
+	if (added < 0 || (c->nfilters > 0 && cnt_ivt_rate_commit(a->ivt, c, &ie) != 0))
 		return -1;
 
 	for (int i = 0; i < 16; i++) {

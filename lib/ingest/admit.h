@@ -17,8 +17,19 @@
  *   delta_out_of_bounds  delta outside the counter version's bounds
  *   too_old              event_time earlier than ingest time - max past
  *   in_future            event_time later than ingest time + max future
+ *   bad_watch_time       the counter version has a watch-time gate and the
+ *                        event's attrs[watch_attr] is absent or not a
+ *                        decimal integer (digits only)
+ *   below_watch_time     ... and it is below the version's min_watch_ms
+ *   ivt_user_agent       a user_agent filter of the counter matches
+ *   ivt_address          an address filter of the counter matches (the
+ *                        first filter in declaration order that matches
+ *                        gives the reason; ivt.h)
  *   (duplicate)          (tenant, counter, idempotency_key) was accepted
  *                        earlier in this batch: a duplicate, not a reject
+ *   ivt_rate             a rate filter: the viewer is over its rate (after
+ *                        the duplicate check, so that a retried beacon is a
+ *                        duplicate and never counts as more traffic)
  *   quota_exceeded       live traffic only (cfg.live): the tenant already
  *                        had event_quota_per_s events accepted in this
  *                        ingest second; shed, with a retry hint, never
@@ -48,6 +59,8 @@ typedef enum {
 	CNT_REJ_CLIENT_NOT_WRITABLE, CNT_REJ_SUBJECT_MISMATCH,
 	CNT_REJ_ITEM_REQUIRED, CNT_REJ_DELTA_BOUNDS, CNT_REJ_TOO_OLD,
 	CNT_REJ_IN_FUTURE, CNT_REJ_QUOTA,
+	CNT_REJ_BAD_WATCH, CNT_REJ_BELOW_WATCH, CNT_REJ_IVT_UA, CNT_REJ_IVT_ADDRESS,
+	CNT_REJ_IVT_RATE,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 
@@ -84,7 +97,8 @@ typedef struct cnt_admit_cfg {
 
 typedef struct cnt_admit cnt_admit;
 
-/* Returns an admission context, or NULL with err set. */
+/* Returns an admission context, or NULL with err set: out of memory, or
+ * a list file of a filter that cannot be read or is garbled (ivt.h). */
 cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err);
 void cnt_admit_free(cnt_admit *a);
 

@@ -14,11 +14,15 @@
  *                          {signal: rate, window_s, ceiling} |
  *                          {signal: lockstep, span_s, members} |
  *                          {signal: device, attr, span_s, max_events} ...],
+ *                        filters: [
+ *                          {rule: user_agent, list, attr} |
+ *                          {rule: address, list, attr} |
+ *                          {rule: rate, max_events, span_s, attr} ...],
  *                        versions: [
  *                          {version, effective_from, type, bounds_lo,
  *                           bounds_hi, lateness_horizon_s, dedup_horizon_s,
  *                           dedup_key, client_writable, windows,
- *                           unit_cost_per_m} ... ]} ... ],
+ *                           unit_cost_per_m, min_watch_ms, watch_attr} ... ]} ... ],
  *     "leaderboards": [ {board_id, tenant_id, counter_id, counter_version,
  *                        window, from, to, week_start, scope_kind,
  *                        scope_attr, order, tie_break, rank_numbering,
@@ -633,6 +637,7 @@ static const char *const weekday_names[] = {"monday", "tuesday", "wednesday", "t
 static const char *const state_names[] = {"open", "closing", "closed", NULL};
 static const char *const order_names[] = {"desc", "asc", NULL};
 static const char *const hold_names[] = {"rate", "lockstep", "device", NULL};
+static const char *const filter_names[] = {"user_agent", "address", "rate", NULL};
 
 #define DAY_S 86400
 #define YEAR_S (366 * DAY_S)
@@ -708,12 +713,46 @@ static int parse_windows(const pctx *c, json_t *o, const char *path, unsigned *o
 	return 0;
 }
 
+/* An attrs key named by the definitions: 1 to 64 bytes (the event
+ * contract's limit), no control characters. */
+static int check_attr_key(const pctx *c, const char *path, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 64)
+		return fail(c, path, "must be 1 to 64 bytes (an attrs key)");
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return fail(c, path, "contains a control character at byte %zu", i);
+	return 0;
+}
+
+/* The watch-time gate of a version: min_watch_ms, watch_attr. */
+static int parse_watch(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
+{
+	char pk[PATH_MAX_LEN];
+
+	if (get_int(c, o, p, "min_watch_ms", 0, 1, INT64_MAX, 0, &v->min_watch_ms) ||
+	    get_str(c, o, p, "watch_attr", 0, &v->watch_attr))
+		return -1;
+	pkey(pk, p, "watch_attr");
+	if (v->watch_attr == NULL) {
+		if (v->min_watch_ms > 0)
+			v->watch_attr = "ms_watched";
+		return 0;
+	}
+	if (v->min_watch_ms == 0)
+		return fail(c, pk, "only allowed with min_watch_ms (the gate it names the "
+			    "attribute of)");
+	return check_attr_key(c, pk, v->watch_attr);
+}
+
 static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
 {
 	static const char *const keys[] = {"version", "effective_from", "type", "bounds_lo",
 					   "bounds_hi", "lateness_horizon_s", "dedup_horizon_s",
 					   "dedup_key", "client_writable", "windows",
-					   "unit_cost_per_m", NULL};
+					   "unit_cost_per_m", "min_watch_ms", "watch_attr", NULL};
 	int64_t ver;
 	int type;
 	cnt_deftime eff;
@@ -730,7 +769,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	    get_int(c, o, p, "dedup_horizon_s", 0, 0, YEAR_S, DAY_S, &v->dedup_horizon_s) ||
 	    get_enum(c, o, p, "dedup_key", dedup_names, CNT_DEDUP_IDEMPOTENCY_KEY, &v->dedup_key) ||
 	    get_bool(c, o, p, "client_writable", 0, &v->client_writable) ||
-	    parse_windows(c, o, p, &v->windows))
+	    parse_windows(c, o, p, &v->windows) || parse_watch(c, o, p, v))
 		return -1;
 	v->version = (int)ver;
 	v->type = (cnt_counter_type)type;
@@ -806,9 +845,77 @@ static int parse_holds(const pctx *c, json_t *o, const char *p, cnt_counter *k)
 	return 0;
 }
 
+/* A list file named in the definitions: as written when absolute, else
+ * relative to the directory of the definitions file (c->name). */
+static int resolve_list(const pctx *c, const char *p, const char *list, char **out)
+{
+	const char *slash = strrchr(c->name, '/');
+	size_t dl = list[0] == '/' || slash == NULL ? 0 : (size_t)(slash - c->name) + 1;
+	size_t ln = strlen(list);
+
+	if ((*out = malloc(dl + ln + 1)) == NULL)
+		return fail(c, p, "out of memory");
+	memcpy(*out, c->name, dl);
+	memcpy(*out + dl, list, ln + 1);
+	return 0;
+}
+
+/* One inline filter: only the keys its rule takes. */
+static int parse_filter(const pctx *c, json_t *o, const char *p, cnt_filter *f)
+{
+	static const char *const ua_keys[] = {"rule", "list", "attr", NULL};
+	static const char *const rate_keys[] = {"rule", "max_events", "span_s", "attr", NULL};
+	static const char *const *const keys[] = {ua_keys, ua_keys, rate_keys};
+	static const char *const dflt_attr[] = {"user_agent", "ip_prefix", NULL};
+	char pk[PATH_MAX_LEN];
+	int kind;
+
+	if (check_object(c, o, p) || get_enum(c, o, p, "rule", filter_names, -1, &kind) ||
+	    check_keys(c, o, p, keys[kind]) || get_str(c, o, p, "attr", 0, &f->attr))
+		return -1;
+	f->kind = (cnt_filter_kind)kind;
+	pkey(pk, p, "attr");
+	if (f->attr != NULL && check_attr_key(c, pk, f->attr) != 0)
+		return -1;
+	if (f->attr == NULL)
+		f->attr = dflt_attr[kind];
+	if (kind == CNT_FILTER_RATE)
+		return get_int(c, o, p, "max_events", 1, 1, INT32_MAX, 0, &f->max_events) ||
+		       get_int(c, o, p, "span_s", 1, 1, YEAR_S, 0, &f->span_s) ? -1 : 0;
+	if (get_str(c, o, p, "list", 1, &f->list))
+		return -1;
+	pkey(pk, p, "list");
+	if (f->list[0] == '\0')
+		return fail(c, pk, "must not be empty (a list file)");
+	return resolve_list(c, pk, f->list, &f->list_path);
+}
+
+static int parse_filters(const pctx *c, json_t *o, const char *p, cnt_counter *k)
+{
+	json_t *arr;
+	size_t n;
+
+	if (get_array(c, o, p, "filters", 0, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if ((k->filters = calloc(n, sizeof(*k->filters))) == NULL)
+		return fail(c, p, "out of memory");
+	k->nfilters = n;
+	for (size_t j = 0; j < n; j++) {
+		char pf[PATH_MAX_LEN];
+
+		pidx(pf, p, "filters", j);
+		if (parse_filter(c, json_array_get(arr, j), pf, &k->filters[j]) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 {
-	static const char *const keys[] = {"tenant_id", "counter_id", "versions", "holds", NULL};
+	static const char *const keys[] = {"tenant_id", "counter_id", "versions", "holds",
+					   "filters", NULL};
 	size_t i, j;
 
 	for (i = 0; i < d->ncounters; i++) {
@@ -845,7 +952,7 @@ static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 		if (k->versions == NULL)
 			return fail(c, p, "out of memory");
 		k->nversions = nv;
-		if (parse_holds(c, o, p, k) != 0)
+		if (parse_holds(c, o, p, k) != 0 || parse_filters(c, o, p, k) != 0)
 			return -1;
 		for (j = 0; j < nv; j++) {
 			cnt_counter_version *v = &k->versions[j], *pv = j ? &k->versions[j - 1] : NULL;
@@ -1224,6 +1331,9 @@ void cnt_defs_free(cnt_defs *d)
 		for (i = 0; i < d->ncounters; i++) {
 			free(d->counters[i].versions);
 			free(d->counters[i].holds);
+			for (size_t j = 0; j < d->counters[i].nfilters; j++)
+				free(d->counters[i].filters[j].list_path);
+			free(d->counters[i].filters);
 		}
 	free(d->tenants);
 	free(d->counters);
@@ -1371,6 +1481,11 @@ int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k)
 			return 0;
 		}
 	return -1;
+}
+
+const char *cnt_defs_filter_name(cnt_filter_kind k)
+{
+	return (unsigned)k < CNT_FILTER_NKINDS ? filter_names[k] : "?";
 }
 
 size_t cnt_defs_counter_index(const cnt_defs *d, const cnt_counter *c)

@@ -68,6 +68,11 @@ typedef struct cnt_counter_version {
 	int client_writable;        /* 0 or 1 */
 	unsigned windows;           /* set of CNT_WIN_BIT(cnt_window_kind) */
 	double unit_cost_per_m;     /* cost note per million events */
+	/* Watch-time gate (cnt-definitions(5), "WATCH-TIME GATE"): an event
+	 * is admitted only when attrs[watch_attr] is a decimal integer >=
+	 * min_watch_ms.  min_watch_ms 0: no gate (watch_attr NULL then). */
+	int64_t min_watch_ms;
+	const char *watch_attr;     /* "ms_watched" when not given */
 } cnt_counter_version;
 
 /* Hold signals (cnt-definitions(5), "HOLD SIGNALS"; lib/ingest/hold.h):
@@ -90,6 +95,28 @@ typedef struct cnt_hold_signal {
 	const char *attr;    /* device: the attrs key */
 } cnt_hold_signal;
 
+/* Inline invalid-traffic filters (cnt-definitions(5), "FILTERS";
+ * lib/ingest/ivt.h): admission policy of a counter like the hold signals,
+ * not part of a version.  A list file is named as written (list) and
+ * resolved against the definitions file's directory (list_path); it is
+ * read by lib/ingest/ivt.h, not by the definitions loader. */
+typedef enum {
+	CNT_FILTER_USER_AGENT, /* attrs[attr] matches a line of the list */
+	CNT_FILTER_ADDRESS,    /* attrs[attr] lies in an address or range of the list */
+	CNT_FILTER_RATE,       /* > max_events events of one viewer within span_s */
+	CNT_FILTER_NKINDS
+} cnt_filter_kind;
+
+typedef struct cnt_filter {
+	cnt_filter_kind kind;
+	const char *attr;      /* user_agent, address: the attrs key; rate: the
+				* attrs key naming the viewer, NULL = item */
+	const char *list;      /* user_agent, address: the list file as written */
+	char *list_path;       /* ... resolved (owned by the cnt_defs) */
+	int64_t max_events;    /* rate, >= 1 */
+	int64_t span_s;        /* rate, >= 1 */
+} cnt_filter;
+
 struct cnt_tenant;
 typedef struct cnt_counter {
 	const char *tenant_id, *counter_id;
@@ -98,6 +125,8 @@ typedef struct cnt_counter {
 	cnt_counter_version *versions;  /* ascending by version and effective_from */
 	size_t nholds;                  /* hold signals, in file order (0: none) */
 	cnt_hold_signal *holds;
+	size_t nfilters;                /* inline filters, in file order (0: none) */
+	cnt_filter *filters;
 } cnt_counter;
 
 /* A point in time as written in the file: either an instant (with "Z" or a
@@ -212,6 +241,8 @@ const char *cnt_defs_enum_name(cnt_defs_enum e, int v);
 const char *cnt_defs_hold_name(cnt_hold_kind k);
 /* Parses a signal name into *k: 0, or -1 when it is none. */
 int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k);
+/* "user_agent", "address" or "rate"; "?" if out of range. */
+const char *cnt_defs_filter_name(cnt_filter_kind k);
 /* The index of c among the counters (cnt_defs_counter_at(d, i) == c). */
 size_t cnt_defs_counter_index(const cnt_defs *d, const cnt_counter *c);
 

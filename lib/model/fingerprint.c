@@ -31,6 +31,7 @@ static const struct {
 	{"histogram", F_NOTE},
 	{"lateness_horizon_s", F_MEANING},
 	{"materialised_cap", F_RAISE},
+	{"min_watch_ms", F_MEANING},
 	{"order", F_MEANING},
 	{"range_from", F_MEANING},
 	{"range_to", F_MEANING},
@@ -43,6 +44,7 @@ static const struct {
 	{"type", F_MEANING},
 	{"unit_cost_per_m", F_NOTE},
 	{"version", F_IDENT},
+	{"watch_attr", F_MEANING},
 	{"week_start", F_MEANING},
 	{"window", F_MEANING},
 	{"windows", F_GROW},
@@ -107,6 +109,12 @@ json_t *cnt_fp_counter_def(const cnt_counter *c, const cnt_counter_version *v)
 	bad |= set(o, "timezone", json_string(c->tenant != NULL ? c->tenant->timezone : ""));
 	bad |= set(o, "unit_cost_per_m", json_real(v->unit_cost_per_m));
 	bad |= set(o, "windows", w);
+	/* Only a gated version names its gate, so versions without one keep
+	 * the fingerprints they had before the gate existed. */
+	if (v->min_watch_ms > 0) {
+		bad |= set(o, "min_watch_ms", json_integer(v->min_watch_ms));
+		bad |= set(o, "watch_attr", json_string(v->watch_attr));
+	}
 	if (!bad)
 		return o;
 	json_decref(o);
