@@ -61,6 +61,9 @@ NEWB='refused, it reinterprets standings; declare a new board'
 	refused "$V.dedup_key = \"item_member\"" "utc/dist v1: dedup_key idempotency_key → item_member: $NEWV"
 	refused "$V.client_writable = true" "utc/dist v1: client_writable false → true: $NEWV"
 	refused "$V.windows = [\"week\"]" "utc/dist v1: windows all_time,week → week: $NEWV"
+	# a watch-time gate decides which beacons were admitted
+	refused "$V.min_watch_ms = 3000" "utc/dist v1: min_watch_ms (none) → 3000: $NEWV
+utc/dist v1: watch_attr (none) → ms_watched: $NEWV"
 	refused "$V.effective_from = \"2026-01-01T00:00:00Z\"" \
 		"utc/dist v1: effective_from (none) → 1767225600000: $NEWV"
 	# the tenant's timezone moves every calendar window of its counters
