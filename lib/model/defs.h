@@ -68,7 +68,14 @@ typedef struct cnt_counter_version {
 	int client_writable;        /* 0 or 1 */
 	unsigned windows;           /* set of CNT_WIN_BIT(cnt_window_kind) */
 	double unit_cost_per_m;     /* cost note per million events */
+	/* Breakdown dimensions (cnt-definitions(5), "dimensions"): attrs
+	 * keys whose values get bucket records of their own (cnt-bucket(5));
+	 * distinct, each 1 to 64 bytes without NUL; 0 to CNT_DIMS_MAX. */
+	size_t ndimensions;
+	const char *dimensions[4];
 } cnt_counter_version;
+
+#define CNT_DIMS_MAX 4
 
 /* Hold signals (cnt-definitions(5), "HOLD SIGNALS"; lib/ingest/hold.h):
  * admission policy of a counter, not part of a version, since a held
