@@ -200,9 +200,9 @@ static void test_sum_encoding(void)
 		out.len = 0;
 		CHECK_EQ_INT(cnt_bucket_encode(&b, &out), 0);
 		p = out.p;
-		for (int f = 0; f < 8; f++) {   /* tenant .. count */
+		for (int f = 0; f < 10; f++) {  /* tenant .. count */
 			n = zz(&p);
-			if (f == 0 || f == 1 || f == 3)
+			if (f == 0 || f == 1 || f == 3 || f == 4 || f == 5)
 				p += n;              /* a string: length, bytes */
 		}
 		CHECK(zz(&p) == cases[k].lo);
