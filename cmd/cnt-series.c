@@ -22,7 +22,7 @@ static const char help[] =
 	"as-of of the data (the latest ingest time in the bucket files).\n"
 	"\n"
 	"  -d, --definitions FILE  the definitions (the counter, its zone, dimensions)\n"
-	"      --counter T/C       tenant and counter, split at the first '/'\n"
+	"      --counter ID        tenant/counter (split at the first '/')\n"
 	"      --from TIME         start: RFC 3339 with an offset, epoch ms, or a local\n"
 	"                          date or date-time of the tenant (2026-03-01T10:00)\n"
 	"      --to TIME           end (excluded), likewise\n"
