@@ -252,6 +252,9 @@ EOF
 	want from=$FROM_MS to=$TO_MS 'creator=cho "q"' >w
 	diff g w
 	jq -e '.tool == "cnt-series" and .creator_members == 1' st2.json
+	# a value needing JSON escapes
+	run -0 cnt-series "${S[@]}" --from $FROM --to $TO --by creator -F json "$F/b.avro"
+	echo "$output" | jq -s -e 'map(.value) | unique == ["ana", "ben", "cho \"q\""]'
 }
 
 @test "cnt-series: several bucket files add up; the table for people" {
