@@ -60,6 +60,7 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_u64(&s, "compensations", st->compensations);
 	cnt_stats_u64(&s, "emptied", st->emptied);
 	cnt_stats_u64(&s, "stale", st->stale);
+	cnt_stats_u64(&s, "dim_records", st->dim_records);
 	cnt_stats_u64(&s, "spill_runs", st->runs);
 	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);

@@ -27,8 +27,9 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series"
 SEAL_NOW=2026-12-02T00:00:00Z
+SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -244,6 +245,8 @@ full() {
 	full cnt-hold clear --decisions "$T/dec.jsonl" --by ana --now "$NOW" --signal rate --output /dev/full "$F/holds.avro"
 	cmp -s "$T/dec.jsonl" "$F/dec0.jsonl" || problem "cnt-hold clear to /dev/full: the decisions ledger changed"
 	full cnt-hold list --stats /dev/full "$F/holds.avro"
+	full cnt-series "${SERIES[@]}" "$F/buckets.avro"
+	full cnt-series "${SERIES[@]}" --output-format json --stats /dev/full "$F/buckets.avro"
 	check_problems
 }
 
@@ -304,6 +307,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
 		head1 $mode cnt-hold list "$F/bigholds.avro"
 		head1 $mode cnt-hold list --output-format json "$F/bigholds.avro"
+		head1 $mode cnt-series --definitions "$DEFS" --counter acme/distance_m --from 2026-01-01 --to 2027-01-01 \
+			--granularity hour "$F/buckets.avro"
 	done
 	check_problems
 }
@@ -329,6 +334,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" \
 			--now "$SEAL_NOW" --stats /dev/stdout "$F/buckets.avro"
 		closed $mode cnt-hold list --output-format json "$F/holds.avro"
+		closed $mode cnt-series "${SERIES[@]}" --output-format json "$F/buckets.avro"
 	done
 	check_problems
 }
@@ -601,6 +607,12 @@ erase_kept() {
 	[ "${FILES[*]}" = "archive.avro erase-comp.avro erase-ledger.jsonl" ] || return 1
 	for f in "${FILES[@]}"; do cmp -s "$O/$f" "$F/$f" || return 1; done
 }
+@test "allocation failure: cnt-series fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-series "${SERIES[@]}" --granularity hour --stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-series "${SERIES[@]}" --member m-1042 --output-format json "$F/buckets.avro"
+	check_problems
+}
+
 @test "allocation failure: cnt-erase fails cleanly at every allocation, the archive and ledger untouched" {
 	sweep 0 erase_prep erase_kept cnt-erase --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo \
 		--authority art17 --now "$NOW" --ledger "$O/erase-ledger.jsonl" --stats "$O/st.json" \

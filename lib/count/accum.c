@@ -17,6 +17,7 @@ enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
 
 typedef struct agg {
 	uint32_t stream, member;
+	uint32_t dim;            /* 0: the member's total; else dimension pair id + 1 */
 	int32_t shard;
 	uint32_t flags;
 	int64_t bucket_start, bucket_end;
@@ -40,7 +41,17 @@ typedef struct gslot {
 	uint32_t stream, member;
 	int32_t shard;
 	uint32_t idx1;       /* group index + 1; 0: empty */
+	uint32_t dim;
 } gslot;
+
+/* A (dimension, value) pair of breakdown records, interned: the bytes
+ * dim NUL value (a dimension holds no NUL, cnt-definitions(5)), so that
+ * their byte order is the order of (dim, dim_value). */
+typedef struct dpair {
+	size_t off;
+	uint32_t len, dlen;   /* whole, and the dimension's part */
+	uint64_t hash;
+} dpair;
 
 typedef struct stream {
 	char *tenant, *counter;
@@ -63,6 +74,14 @@ struct cnt_accum {
 	size_t nmembers, cmembers;
 	mslot *mslots;
 	size_t mmask;
+	/* dimension pairs: few (a country has ~250 values), looked up in a
+	 * small open-addressed table of ids + 1 */
+	cnt_buf ddata;
+	dpair *dpairs;
+	size_t ndpairs, cdpairs;
+	uint32_t *dslots;
+	size_t dmask;
+	cnt_buf dkey;        /* scratch: the pair being looked up */
 	/* groups */
 	agg *groups;
 	size_t ngroups, cgroups;
@@ -88,7 +107,8 @@ static size_t mem_estimate(const cnt_accum *a)
 {
 	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(gslot) +
 		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
-		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes;
+		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes +
+		a->ddata.cap + a->cdpairs * sizeof(dpair) + (a->dslots ? (a->dmask + 1) * sizeof(uint32_t) : 0);
 }
 
 cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
@@ -143,6 +163,10 @@ void cnt_accum_free(cnt_accum *a)
 	free(a->runs);
 	free(a->streams);
 	cnt_buf_release(&a->mdata);
+	cnt_buf_release(&a->ddata);
+	cnt_buf_release(&a->dkey);
+	free(a->dpairs);
+	free(a->dslots);
 	cnt_buf_release(&a->s1);
 	cnt_buf_release(&a->s2);
 	free(a->moff);
@@ -202,9 +226,10 @@ static int stream_of(cnt_accum *a, cnt_slice tenant, cnt_slice counter, int32_t 
 	return 0;
 }
 
-static uint64_t group_hash_of(uint32_t sid, uint32_t member, int64_t bucket, int32_t shard)
+static uint64_t group_hash_of(uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket, int32_t shard)
 {
-	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket, (uint64_t)(uint32_t)shard};
+	uint64_t k[3] = {((uint64_t)sid << 32) | member, (uint64_t)bucket,
+		((uint64_t)dim << 32) | (uint64_t)(uint32_t)shard};
 
 	return XXH3_64bits(k, sizeof(k));
 }
@@ -244,7 +269,7 @@ static int grow_groups(cnt_accum *a)
 
 		if (!o->idx1)
 			continue;
-		for (j = group_hash_of(o->stream, o->member, o->bucket, o->shard) & (cap - 1); n[j].idx1; j = (j + 1) & (cap - 1))
+		for (j = group_hash_of(o->stream, o->member, o->dim, o->bucket, o->shard) & (cap - 1); n[j].idx1; j = (j + 1) & (cap - 1))
 			;
 		n[j] = *o;
 	}
@@ -295,9 +320,84 @@ static int member_of(cnt_accum *a, cnt_slice m, uint64_t h, uint32_t *out)
 	return 0;
 }
 
+/* The id + 1 of the pair (dim, val), interned when new.  -1: out of
+ * memory. */
+static int dpair_of(cnt_accum *a, cnt_slice dim, cnt_slice val, uint32_t *out)
+{
+	uint64_t h;
+	size_t i;
+
+	a->dkey.len = 0;
+	if (cnt_buf_append(&a->dkey, dim.p, dim.n) != 0 || cnt_buf_putc(&a->dkey, 0) != 0 ||
+	    cnt_buf_append(&a->dkey, val.p, val.n) != 0)
+		return -1;
+	if (a->dslots == NULL) {
+		a->dmask = 255;
+		if ((a->dslots = calloc(a->dmask + 1, sizeof(*a->dslots))) == NULL)
+			return -1;
+	}
+	h = XXH3_64bits(a->dkey.p, a->dkey.len);
+	for (i = h & a->dmask; a->dslots[i]; i = (i + 1) & a->dmask) {
+		const dpair *d = &a->dpairs[a->dslots[i] - 1];
+
+		if (d->hash == h && d->len == a->dkey.len && memcmp(a->ddata.p + d->off, a->dkey.p, d->len) == 0) {
+			*out = a->dslots[i];
+			return 0;
+		}
+	}
+	if (a->ndpairs == a->cdpairs) {
+		size_t c = a->cdpairs ? a->cdpairs * 2 : 64;
+		dpair *v = realloc(a->dpairs, c * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		a->dpairs = v;
+		a->cdpairs = c;
+	}
+	if (a->ndpairs + 1 >= UINT32_MAX)
+		return -1;
+	a->dpairs[a->ndpairs].off = a->ddata.len;
+	a->dpairs[a->ndpairs].len = (uint32_t)a->dkey.len;
+	a->dpairs[a->ndpairs].dlen = (uint32_t)dim.n;
+	a->dpairs[a->ndpairs].hash = h;
+	if (cnt_buf_append(&a->ddata, a->dkey.p, a->dkey.len) != 0)
+		return -1;
+	a->dslots[i] = (uint32_t)++a->ndpairs;
+	*out = (uint32_t)a->ndpairs;
+	if (a->ndpairs * 2 > a->dmask + 1) {
+		size_t cap = (a->dmask + 1) * 2;
+		uint32_t *n = calloc(cap, sizeof(*n));
+
+		if (n == NULL)
+			return -1;
+		for (size_t k = 0; k < a->ndpairs; k++) {
+			size_t j;
+
+			for (j = a->dpairs[k].hash & (cap - 1); n[j]; j = (j + 1) & (cap - 1))
+				;
+			n[j] = (uint32_t)k + 1;
+		}
+		free(a->dslots);
+		a->dslots = n;
+		a->dmask = cap - 1;
+	}
+	return 0;
+}
+
+/* The dimension and value of pair id1 (id + 1). */
+static void dpair_get(const cnt_accum *a, uint32_t id1, cnt_slice *dim, cnt_slice *val)
+{
+	const dpair *d = &a->dpairs[id1 - 1];
+
+	dim->p = (const char *)a->ddata.p + d->off;
+	dim->n = d->dlen;
+	val->p = dim->p + d->dlen + 1;
+	val->n = d->len - d->dlen - 1;
+}
+
 /* The index of the group for a key (hash h), created empty when new;
  * -1 when out of memory. */
-static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t bucket, int32_t shard,
+static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket, int32_t shard,
 	int64_t bucket_end, uint64_t h)
 {
 	size_t i;
@@ -306,7 +406,8 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t buc
 	for (i = h & a->gmask; a->gslots[i].idx1; i = (i + 1) & a->gmask) {
 		const gslot *sl = &a->gslots[i];
 
-		if (sl->bucket == bucket && sl->member == member && sl->stream == sid && sl->shard == shard)
+		if (sl->bucket == bucket && sl->member == member && sl->stream == sid && sl->shard == shard &&
+		    sl->dim == dim)
 			return (ssize_t)sl->idx1 - 1;
 	}
 	if (a->ngroups == a->cgroups) {
@@ -322,6 +423,7 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t buc
 	memset(g, 0, sizeof(*g));
 	g->stream = sid;
 	g->member = member;
+	g->dim = dim;
 	g->bucket_start = bucket;
 	g->bucket_end = bucket_end;
 	g->shard = shard;
@@ -330,6 +432,7 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, int64_t buc
 	a->gslots[i].stream = sid;
 	a->gslots[i].member = member;
 	a->gslots[i].shard = shard;
+	a->gslots[i].dim = dim;
 	a->gslots[i].idx1 = (uint32_t)a->ngroups + 1;
 	a->ngroups++;
 	if (a->ngroups * 2 > a->gmask + 1 && grow_groups(a) != 0)
@@ -453,11 +556,14 @@ static void latest_ingest(agg *g, int64_t u, int64_t m)
 	latest(&g->max_ingest_time, &g->ningest, &has, u, m);
 }
 
-static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
+/* total: g is the member's total (else a breakdown record, whose events
+ * are already counted in the statistics). */
+static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_err *err)
 {
 	const cnt_event *e = &w->ev;
 
-	a->st.events++;
+	if (total)
+		a->st.events++;
 	if (e->retracts.p) {
 		/* A compensation (cnt-retract(1)) takes its original out of
 		 * the additive columns: one event fewer, its delta (already
@@ -467,10 +573,12 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 		 * sketches cannot be compensated: they are left alone (the
 		 * buckets a retraction touches are rebuilt, cnt-retract
 		 * --rebuild); an exact counter has none. */
-		a->st.compensations++;
+		if (total)
+			a->st.compensations++;
 		latest_ingest(g, e->ingest_time, -1);
 		if (w->late) {
-			a->st.late_events++;
+			if (total)
+				a->st.late_events++;
 			g->late_count--;
 			g->late_sum += e->delta;
 		} else {
@@ -483,7 +591,8 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 	latest_ingest(g, e->ingest_time, 1);
 	if (w->late) {
 		/* Kept apart: counted, never folded into the on-time values. */
-		a->st.late_events++;
+		if (total)
+			a->st.late_events++;
 		g->late_count++;
 		g->late_sum += e->delta;
 		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
@@ -504,6 +613,26 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, cnt_err *err)
 	g->flags |= AGG_MIN | AGG_MAX;
 	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
 		return cnt_err_nomem(err);
+	return 0;
+}
+
+/* Adds w to the breakdown record of each of its dimensions (sid, mid: its
+ * stream and member). */
+static int add_dims(cnt_accum *a, const cnt_windowed *w, uint32_t sid, uint32_t mid, cnt_err *err)
+{
+	for (size_t d = 0; d < w->ndims; d++) {
+		uint32_t did;
+		ssize_t gi;
+
+		if (dpair_of(a, w->dims[d], w->dim_vals[d], &did) != 0)
+			return cnt_err_nomem(err);
+		gi = group_of(a, sid, mid, did, w->bucket_start, w->shard, w->bucket_end,
+			group_hash_of(sid, mid, did, w->bucket_start, w->shard));
+		if (gi < 0)
+			return cnt_err_nomem(err);
+		if (add_one(a, &a->groups[gi], w, 0, err) != 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -536,17 +665,18 @@ int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err 
 	for (size_t i = 0; i < n; i++) {
 		if (member_of(a, w[i].ev.member_ref, mh[i], &mid[i]) != 0)
 			return cnt_err_nomem(err);
-		gh[i] = group_hash_of(sid[i], mid[i], w[i].bucket_start, w[i].shard);
+		gh[i] = group_hash_of(sid[i], mid[i], 0, w[i].bucket_start, w[i].shard);
 		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
 	}
 	for (size_t i = 0; i < n; i++) {
-		gi[i] = group_of(a, sid[i], mid[i], w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
+		gi[i] = group_of(a, sid[i], mid[i], 0, w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
 		if (gi[i] < 0)
 			return cnt_err_nomem(err);
 		__builtin_prefetch(&a->groups[gi[i]]);
 	}
 	for (size_t i = 0; i < n; i++)
-		if (add_one(a, &a->groups[gi[i]], &w[i], err) != 0)
+		if (add_one(a, &a->groups[gi[i]], &w[i], 1, err) != 0 ||
+		    (w[i].ndims > 0 && add_dims(a, &w[i], sid[i], mid[i], err) != 0))
 			return -1;
 	return check_memory(a, err);
 }
@@ -558,18 +688,23 @@ int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
 
 int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 {
-	uint32_t s, m;
+	uint32_t s, m, d = 0;
 	ssize_t gi;
 	agg *g;
 
+	if (b->dim.n > 0 && memchr(b->dim.p, 0, b->dim.n) != NULL)
+		return cnt_err_set(err, "a bucket record's dimension holds a NUL byte: corrupt file");
 	if (stream_of(a, b->tenant_id, b->counter_id, b->counter_version, &s) != 0 ||
 	    member_of(a, b->member_ref, XXH3_64bits(b->member_ref.p, b->member_ref.n), &m) != 0 ||
-	    (gi = group_of(a, s, m, b->bucket_start, b->shard, b->bucket_end,
-			group_hash_of(s, m, b->bucket_start, b->shard))) < 0)
+	    (b->dim.n > 0 && dpair_of(a, b->dim, b->dim_value, &d) != 0) ||
+	    (gi = group_of(a, s, m, d, b->bucket_start, b->shard, b->bucket_end,
+			group_hash_of(s, m, d, b->bucket_start, b->shard))) < 0)
 		return cnt_err_nomem(err);
 	g = &a->groups[gi];
 	a->st.buckets_in++;
-	a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
+	/* A breakdown record's events are those of the total record too. */
+	if (d == 0)
+		a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
 	merge_numbers(g, b);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
 	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
@@ -584,7 +719,20 @@ typedef struct sortrec {
 	uint64_t bucket;    /* bucket_start with the sign bit flipped */
 	uint32_t shard;     /* shard with the sign bit flipped */
 	uint32_t idx;
+	uint32_t dim;       /* 0: total; else the pair's rank + 1 */
 } sortrec;
+
+static int cmp_dpairs(const void *x, const void *y, void *ctx)
+{
+	const cnt_accum *a = ctx;
+	const dpair *p = &a->dpairs[*(const uint32_t *)x], *q = &a->dpairs[*(const uint32_t *)y];
+	size_t n = p->len < q->len ? p->len : q->len;
+	int d = n ? memcmp(a->ddata.p + p->off, a->ddata.p + q->off, n) : 0;
+
+	if (d)
+		return d;
+	return p->len < q->len ? -1 : p->len > q->len;
+}
 
 static int cmp_members(const void *x, const void *y, void *ctx)
 {
@@ -621,19 +769,20 @@ static int cmp_streams(const void *x, const void *y, void *ctx)
 	return d;
 }
 
-/* LSD radix sort by (major, bucket, shard), skipping byte positions where
- * every key agrees (most of them): linear in the number of groups. */
+/* LSD radix sort by (major, dim, bucket, shard), skipping byte positions
+ * where every key agrees (most of them): linear in the number of groups. */
 static int radix_sort(sortrec *v, size_t n)
 {
 	sortrec *tmp = malloc(n * sizeof(*tmp) + 1);
 
 	if (tmp == NULL)
 		return -1;
-	for (int pass = 0; pass < 20; pass++) {
+	for (int pass = 0; pass < 24; pass++) {
 		size_t count[257] = {0};
-		int field = pass < 4 ? 0 : pass < 12 ? 1 : 2;
-		int shift = 8 * (pass < 4 ? pass : pass < 12 ? pass - 4 : pass - 12);
-#define KEYBYTE(r) (unsigned)(((field == 0 ? (uint64_t)(r).shard : field == 1 ? (r).bucket : (r).major) >> shift) & 0xff)
+		int field = pass < 4 ? 0 : pass < 12 ? 1 : pass < 16 ? 3 : 2;
+		int shift = 8 * (pass < 4 ? pass : pass < 12 ? pass - 4 : pass < 16 ? pass - 12 : pass - 16);
+#define KEYBYTE(r) (unsigned)(((field == 0 ? (uint64_t)(r).shard : field == 1 ? (r).bucket : \
+	field == 3 ? (uint64_t)(r).dim : (r).major) >> shift) & 0xff)
 
 		for (size_t i = 0; i < n; i++)
 			count[KEYBYTE(v[i]) + 1]++;
@@ -651,9 +800,11 @@ static int radix_sort(sortrec *v, size_t n)
 }
 
 /* Writes one record from a group's aggregates and its key strings. */
-static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, const agg *g, cnt_err *err)
+static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, cnt_slice dim, cnt_slice dval,
+	const agg *g, cnt_err *err)
 {
 	cnt_bucket b;
+	int total = dim.n == 0;
 
 	/* In the final output, a record left with no event (every event of
 	 * it retracted) is not written: a rebuild without those events has
@@ -669,6 +820,8 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	b.counter_id.n = s->cn;
 	b.counter_version = s->version;
 	b.member_ref = member;
+	b.dim = dim;
+	b.dim_value = dval;
 	b.bucket_start = g->bucket_start;
 	b.bucket_end = g->bucket_end;
 	b.shard = g->shard;
@@ -707,7 +860,7 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	}
 	if (!cnt_i128_fits64(g->sum))
 		a->st.sum_overflows++;
-	if (a->final) {
+	if (a->final && total) {
 		int st = cnt_bucket_stale(&b);
 
 		if (st) {
@@ -716,8 +869,12 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 				a->stale_cb(a->stale_ctx, &b, st);
 		}
 	}
-	/* Conservation: the events the output records stand for. */
-	a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
+	/* Conservation: the events the output records stand for (a
+	 * breakdown record's are its total's). */
+	if (total)
+		a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
+	else if (a->final)
+		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
 		return cnt_err_nomem(err);
 	return cnt_writer_commit(w, err);
@@ -726,7 +883,7 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 /* Writes the in-memory groups to w in canonical order. */
 static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 {
-	uint32_t *mord = NULL, *sord = NULL;
+	uint32_t *mord = NULL, *sord = NULL, *dord = NULL, *drank = NULL;
 	uint64_t *mrank = NULL, *srank = NULL;
 	sortrec *recs = NULL;
 	int rc = -1;
@@ -738,7 +895,10 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	sord = malloc(a->nstreams * sizeof(*sord));
 	srank = malloc(a->nstreams * sizeof(*srank));
 	recs = malloc(a->ngroups * sizeof(*recs));
-	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL) {
+	dord = malloc(a->ndpairs * sizeof(*dord) + 1);
+	drank = malloc(a->ndpairs * sizeof(*drank) + 1);
+	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL ||
+	    dord == NULL || drank == NULL) {
 		cnt_err_oom(err, "sorting %zu groups", a->ngroups);
 		goto out;
 	}
@@ -752,6 +912,11 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	qsort_r(sord, a->nstreams, sizeof(*sord), cmp_streams, a->streams);
 	for (uint32_t r = 0; r < a->nstreams; r++)
 		srank[sord[r]] = r;
+	for (uint32_t i = 0; i < a->ndpairs; i++)
+		dord[i] = i;
+	qsort_r(dord, a->ndpairs, sizeof(*dord), cmp_dpairs, a);
+	for (uint32_t r = 0; r < a->ndpairs; r++)
+		drank[dord[r]] = r + 1;
 	for (size_t i = 0; i < a->ngroups; i++) {
 		const agg *g = &a->groups[i];
 
@@ -759,6 +924,7 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		recs[i].bucket = (uint64_t)g->bucket_start ^ (UINT64_C(1) << 63);
 		recs[i].shard = (uint32_t)g->shard ^ (UINT32_C(1) << 31);
 		recs[i].idx = (uint32_t)i;
+		recs[i].dim = g->dim ? drank[g->dim - 1] : 0;
 	}
 	if (radix_sort(recs, a->ngroups) != 0) {
 		cnt_err_oom(err, "sorting %zu groups", a->ngroups);
@@ -767,6 +933,7 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	for (size_t i = 0; i < a->ngroups; i++) {
 		const agg *g = &a->groups[recs[i].idx];
 		cnt_slice m = {(const char *)a->mdata.p + a->moff[g->member], a->mlen[g->member]};
+		cnt_slice dim = {"", 0}, dval = {"", 0};
 
 		/* Sorted order visits the groups at random: fetch ahead.  (The
 		 * member's bytes need no help: consecutive groups mostly share
@@ -778,7 +945,9 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 			__builtin_prefetch((const char *)ahead + 64);
 		}
 
-		if (emit(a, w, &a->streams[g->stream], m, g, err) != 0)
+		if (g->dim)
+			dpair_get(a, g->dim, &dim, &dval);
+		if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, err) != 0)
 			goto out;
 	}
 	rc = 0;
@@ -788,6 +957,8 @@ out:
 	free(sord);
 	free(srank);
 	free(recs);
+	free(dord);
+	free(drank);
 	return rc;
 }
 
@@ -937,7 +1108,7 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	while (n > 0) {
 		agg g;
 		stream s;
-		cnt_slice member;
+		cnt_slice member, dim, dval;
 		cnt_bucket k;
 
 		/* The smallest key, with its strings copied (the reader moves on). */
@@ -945,7 +1116,9 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		key.len = 0;
 		if (cnt_buf_append(&key, k.tenant_id.p, k.tenant_id.n) != 0 ||
 		    cnt_buf_append(&key, k.counter_id.p, k.counter_id.n) != 0 ||
-		    cnt_buf_append(&key, k.member_ref.p, k.member_ref.n) != 0) {
+		    cnt_buf_append(&key, k.member_ref.p, k.member_ref.n) != 0 ||
+		    cnt_buf_append(&key, k.dim.p, k.dim.n) != 0 ||
+		    cnt_buf_append(&key, k.dim_value.p, k.dim_value.n) != 0) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -956,9 +1129,15 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		s.version = k.counter_version;
 		member.p = (const char *)key.p + k.tenant_id.n + k.counter_id.n;
 		member.n = k.member_ref.n;
+		dim.p = member.p + member.n;
+		dim.n = k.dim.n;
+		dval.p = dim.p + dim.n;
+		dval.n = k.dim_value.n;
 		k.tenant_id.p = s.tenant;
 		k.counter_id.p = s.counter;
 		k.member_ref = member;
+		k.dim = dim;
+		k.dim_value = dval;
 		memset(&g, 0, sizeof(g));
 		g.bucket_start = k.bucket_start;
 		g.bucket_end = k.bucket_end;
@@ -979,7 +1158,7 @@ static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
 				heap[0] = heap[--n];
 			heap_down(r, heap, n, 0);
 		}
-		rc = emit(a, w, &s, member, &g, err);
+		rc = emit(a, w, &s, member, dim, dval, &g, err);
 fail_g:
 		if (g.sketch) {
 			cnt_hll_release(g.sketch);

@@ -34,6 +34,8 @@ typedef struct cnt_accum_stats {
 	                                * compensations made unknown
 	                                * (cnt_bucket_stale) */
 	uint64_t sum_overflows;        /* output records whose sum needs 128 bits */
+	uint64_t dim_records;          /* breakdown records written (dim not empty;
+	                                * counted in groups_out too) */
 	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
 	uint64_t events_out;           /* count + late_count of the records written:
 	                                * events + events_in_buckets when balanced */
@@ -45,7 +47,10 @@ typedef struct cnt_accum_stats {
 cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err);
 void cnt_accum_free(cnt_accum *a);
 
-/* Adds one windowed event.  An event of an exact counter (w->exact)
+/* Adds one windowed event, to its member's total record and, for each
+ * of w->dims, to the breakdown record of (dimension, attrs[dimension] or
+ * CNT_DIM_NONE) (cnt-bucket(5)); statistics count it once.  An event of
+ * an exact counter (w->exact)
  * sets no min, max or sketch.  An event with `retracts` set is a
  * compensation (cnt-retract(1)): it subtracts one from count (late_count
  * when late) and adds its delta to sum (late_sum), subtracts one from the

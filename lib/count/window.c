@@ -4,6 +4,7 @@
 #include "count/window.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include <xxhash.h>
 
@@ -101,6 +102,11 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	out->bucket_end = cnt_tz_cursor_bucket_end(cur, e->event_time);
 	out->late = cnt_window_is_late(e->ingest_time, out->bucket_end, t->version->lateness_horizon_s);
 	out->exact = t->version->type == CNT_CTYPE_EXACT;
+	out->ndims = t->version->ndimensions;
+	for (size_t i = 0; i < out->ndims; i++) {
+		out->dims[i].p = t->version->dimensions[i];
+		out->dims[i].n = strlen(t->version->dimensions[i]);
+	}
 	/* A compensation is counted in the shard of the event it retracts,
 	 * so that it meets that event's record when bucket files merge. */
 	if (e->retracts.p)
@@ -108,6 +114,7 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	else
 		out->shard = cnt_window_shard(e->event_id.p, e->event_id.n, w->shards);
 	out->ev = *e;
+	cnt_windowed_dim_values(out);
 	return 0;
 }
 

@@ -3,7 +3,7 @@
  *
  * Field order of bucket_aggregate.avsc, which the encoder and the fast
  * decoder follow: tenant_id, counter_id, counter_version, member_ref,
- * bucket_start, bucket_end, shard, count, sum, sum_high, sum_overflow,
+ * dim, dim_value, bucket_start, bucket_end, shard, count, sum, sum_high, sum_overflow,
  * min, max, last_event_time, max_ingest_time, late_count, late_sum,
  * late_sum_high, late_sum_overflow, sketch, late_sketch, last_event_count,
  * max_ingest_count.  A 128-bit sum is
@@ -58,6 +58,8 @@ int cnt_bucket_encode(const cnt_bucket *b, cnt_buf *out)
 	rc |= put_str(out, b->counter_id);
 	rc |= cnt_bin_write_long(out, b->counter_version);
 	rc |= put_str(out, b->member_ref);
+	rc |= put_str(out, b->dim);
+	rc |= put_str(out, b->dim_value);
 	rc |= cnt_bin_write_long(out, b->bucket_start);
 	rc |= cnt_bin_write_long(out, b->bucket_end);
 	rc |= cnt_bin_write_long(out, b->shard);
@@ -106,7 +108,8 @@ int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b)
 		return d;
 	if (a->counter_version != b->counter_version)
 		return a->counter_version < b->counter_version ? -1 : 1;
-	if ((d = slice_cmp(a->member_ref, b->member_ref)) != 0)
+	if ((d = slice_cmp(a->member_ref, b->member_ref)) != 0 || (d = slice_cmp(a->dim, b->dim)) != 0 ||
+	    (d = slice_cmp(a->dim_value, b->dim_value)) != 0)
 		return d;
 	if (a->bucket_start != b->bucket_start)
 		return a->bucket_start < b->bucket_start ? -1 : 1;
@@ -187,7 +190,8 @@ static int decode_fast(cnt_cur *c, cnt_bucket *b)
 	    cnt_bin_read_long(c, &v) || v < INT32_MIN || v > INT32_MAX)
 		return -1;
 	b->counter_version = (int32_t)v;
-	if (get_str(c, &b->member_ref) || cnt_bin_read_long(c, &b->bucket_start) ||
+	if (get_str(c, &b->member_ref) || get_str(c, &b->dim) || get_str(c, &b->dim_value) ||
+	    cnt_bin_read_long(c, &b->bucket_start) ||
 	    cnt_bin_read_long(c, &b->bucket_end) || cnt_bin_read_long(c, &shard) ||
 	    shard < INT32_MIN || shard > INT32_MAX)
 		return -1;
@@ -233,6 +237,9 @@ static void from_val(const cnt_val *r, cnt_bucket *b)
 	b->counter_id = vslice(&f[1]);
 	b->counter_version = (int32_t)f[2].u.i;
 	b->member_ref = vslice(&f[3]);
+	b->dim = vslice(&f[4]);
+	b->dim_value = vslice(&f[5]);
+	f += 2;
 	b->bucket_start = f[4].u.i;
 	b->bucket_end = f[5].u.i;
 	b->shard = (int32_t)f[6].u.i;
@@ -322,6 +329,12 @@ int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out)
 	rc |= cnt_json_string(out, (const uint8_t *)b->counter_id.p, b->counter_id.n, 0);
 	rc |= cnt_buf_printf(out, ",\"counter_version\":%d,\"member_ref\":", (int)b->counter_version);
 	rc |= cnt_json_string(out, (const uint8_t *)b->member_ref.p, b->member_ref.n, 0);
+	if (b->dim.n) {
+		rc |= cnt_buf_append(out, ",\"dim\":", 7);
+		rc |= cnt_json_string(out, (const uint8_t *)b->dim.p, b->dim.n, 0);
+		rc |= cnt_buf_append(out, ",\"dim_value\":", 13);
+		rc |= cnt_json_string(out, (const uint8_t *)b->dim_value.p, b->dim_value.n, 0);
+	}
 	rc |= cnt_buf_printf(out, ",\"bucket_start\":%lld,\"bucket_end\":%lld,\"shard\":%d,\"count\":%lld,\"sum\":",
 		(long long)b->bucket_start, (long long)b->bucket_end, (int)b->shard, (long long)b->count);
 	rc |= put_i128(out, b->sum);

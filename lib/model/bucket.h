@@ -4,12 +4,20 @@
  * encoding, the canonical key order, and a reader.
  *
  * A bucket file holds one record per key (tenant_id, counter_id,
- * counter_version, member_ref, bucket_start, shard), sorted by that key:
+ * counter_version, member_ref, dim, dim_value, bucket_start, shard),
+ * sorted by that key:
  * strings by their bytes (memcmp, shorter first on a tie), numbers as
  * signed integers.  Every aggregate in a record is commutative and
  * associative (sums are exact 128-bit integers, min, max, latest times,
  * HyperLogLog++ unions in canonical form), so the same events give the
  * same bytes however they were ordered, split and merged.
+ *
+ * dim is empty in a member's total record.  A counter version that
+ * declares dimensions (cnt-definitions(5)) also has, for each dimension
+ * and each value of it, a breakdown record (dim = the attrs key,
+ * dim_value = the events' value, CNT_DIM_NONE when they have none): the
+ * same events again, so a reader computing a member's value must skip
+ * them (cnt_bucket_is_total).
  */
 #ifndef CNT_BUCKET_H
 #define CNT_BUCKET_H
@@ -27,6 +35,7 @@ typedef struct cnt_bucket {
 	cnt_slice tenant_id, counter_id;
 	int32_t counter_version;
 	cnt_slice member_ref;
+	cnt_slice dim, dim_value;     /* both empty in a total record */
 	int64_t bucket_start, bucket_end;
 	int32_t shard;
 	int64_t count;
@@ -44,6 +53,15 @@ typedef struct cnt_bucket {
 	 * alone; 0 where the time is not known, see cnt_bucket_stale). */
 	int64_t last_count, ingest_count;
 } cnt_bucket;
+
+/* The dimension value of events whose attrs lack the dimension's key. */
+#define CNT_DIM_NONE "(none)"
+
+/* Whether b is a member's total (not a breakdown by a dimension). */
+static inline int cnt_bucket_is_total(const cnt_bucket *b)
+{
+	return b->dim.n == 0;
+}
 
 /* Whether a record with events (count and late_count not negative, not
  * both 0) has a latest time that compensations made unknown: its

@@ -747,12 +747,50 @@ static int parse_watch(const pctx *c, json_t *o, const char *p, cnt_counter_vers
 	return check_attr_key(c, pk, v->watch_attr);
 }
 
+/* "dimensions": up to CNT_DIMS_MAX distinct attrs keys, each 1 to 64
+ * bytes (JSON strings hold no NUL once loaded: jansson refuses \u0000
+ * unless asked). */
+static int parse_dimensions(const pctx *c, json_t *o, const char *path, cnt_counter_version *v)
+{
+	json_t *arr;
+	size_t n, i, j;
+	char p[PATH_MAX_LEN], q[80];
+
+	v->ndimensions = 0;
+	if (get_array(c, o, path, "dimensions", 0, &arr, &n) != 0)
+		return -1;
+	if (arr == NULL)
+		return 0;
+	pkey(p, path, "dimensions");
+	if (n > CNT_DIMS_MAX)
+		return fail(c, p, "lists %zu dimensions (at most %d)", n, CNT_DIMS_MAX);
+	for (i = 0; i < n; i++) {
+		json_t *e = json_array_get(arr, i);
+		const char *s;
+		char pi[PATH_MAX_LEN];
+
+		pidx(pi, path, "dimensions", i);
+		if (!json_is_string(e))
+			return fail(c, pi, "expected a string (an attrs key), got %s", jtype(e));
+		s = json_string_value(e);
+		if (s[0] == '\0' || json_string_length(e) != strlen(s) || strlen(s) > 64)
+			return fail(c, pi, "must be 1 to 64 bytes, without NUL");
+		for (j = 0; j < i; j++)
+			if (strcmp(s, v->dimensions[j]) == 0)
+				return fail(c, pi, "dimension '%s' is listed twice", shown(q, s, strlen(s)));
+		v->dimensions[i] = s;
+	}
+	v->ndimensions = n;
+	return 0;
+}
+
 static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
 {
 	static const char *const keys[] = {"version", "effective_from", "type", "bounds_lo",
 					   "bounds_hi", "lateness_horizon_s", "dedup_horizon_s",
 					   "dedup_key", "client_writable", "windows",
-					   "unit_cost_per_m", "min_watch_ms", "watch_attr", NULL};
+					   "unit_cost_per_m", "min_watch_ms", "watch_attr",
+					   "dimensions", NULL};
 	int64_t ver;
 	int type;
 	cnt_deftime eff;
@@ -769,7 +807,8 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	    get_int(c, o, p, "dedup_horizon_s", 0, 0, YEAR_S, DAY_S, &v->dedup_horizon_s) ||
 	    get_enum(c, o, p, "dedup_key", dedup_names, CNT_DEDUP_IDEMPOTENCY_KEY, &v->dedup_key) ||
 	    get_bool(c, o, p, "client_writable", 0, &v->client_writable) ||
-	    parse_windows(c, o, p, &v->windows) || parse_watch(c, o, p, v))
+	    parse_windows(c, o, p, &v->windows) || parse_watch(c, o, p, v) ||
+	    parse_dimensions(c, o, p, v))
 		return -1;
 	v->version = (int)ver;
 	v->type = (cnt_counter_type)type;

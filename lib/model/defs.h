@@ -73,7 +73,14 @@ typedef struct cnt_counter_version {
 	 * min_watch_ms.  min_watch_ms 0: no gate (watch_attr NULL then). */
 	int64_t min_watch_ms;
 	const char *watch_attr;     /* "ms_watched" when not given */
+	/* Breakdown dimensions (cnt-definitions(5), "dimensions"): attrs
+	 * keys whose values get bucket records of their own (cnt-bucket(5));
+	 * distinct, each 1 to 64 bytes without NUL; 0 to CNT_DIMS_MAX. */
+	size_t ndimensions;
+	const char *dimensions[4];
 } cnt_counter_version;
+
+#define CNT_DIMS_MAX 4
 
 /* Hold signals (cnt-definitions(5), "HOLD SIGNALS"; lib/ingest/hold.h):
  * admission policy of a counter, not part of a version, since a held

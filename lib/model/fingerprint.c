@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "avro/encoding.h"
+#include "model/windowed.h"
 
 enum { F_IDENT, F_MEANING, F_GROW, F_RAISE, F_NOTE, F_SEASON };
 
@@ -25,6 +26,7 @@ static const struct {
 	{"counter_id", F_IDENT}, /* meaning for a board: see field_class() */
 	{"counter_version", F_MEANING},
 	{"dedup_horizon_s", F_MEANING},
+	{"dimensions", F_MEANING},
 	{"dedup_key", F_MEANING},
 	{"effective_from", F_MEANING},
 	{"freshness_budget_s", F_NOTE},
@@ -114,6 +116,18 @@ json_t *cnt_fp_counter_def(const cnt_counter *c, const cnt_counter_version *v)
 	if (v->min_watch_ms > 0) {
 		bad |= set(o, "min_watch_ms", json_integer(v->min_watch_ms));
 		bad |= set(o, "watch_attr", json_string(v->watch_attr));
+	}
+	/* Only when declared, so that the fingerprints of versions without
+	 * dimensions stay what they were. */
+	if (v->ndimensions > 0) {
+		json_t *dims = json_array();
+
+		for (size_t i = 0; dims != NULL && i < v->ndimensions; i++)
+			if (json_array_append_new(dims, json_string(v->dimensions[i])) != 0) {
+				json_decref(dims);
+				dims = NULL;
+			}
+		bad |= set(o, "dimensions", dims);
 	}
 	if (!bad)
 		return o;
@@ -973,13 +987,18 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 	int32_t v;
 
 	if (s->kind == CNT_FP_WINDOWED) {
-		/* bucket_start, bucket_end, late, shard, exact, then the event */
+		/* bucket_start, bucket_end, late, shard, exact, dimensions,
+		 * then the event */
+		cnt_windowed w;
+
 		if (cnt_bin_read_long(&c, &l) || cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
 		if (cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
+		if (cnt_windowed_decode_dims(&c, &w) != 0)
+			goto bad;
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))
 		goto bad; /* event_id, idempotency_key */

@@ -24,7 +24,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:o}]}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:o}]}",
 		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
 		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
 		"fields",
@@ -35,6 +35,8 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"name", "shard", "type", "int", "doc", "Which shard of a hot key the event is counted in.",
 		"name", "exact", "type", "boolean", "default", 0,
 		"doc", "The event's counter version is of type exact: cnt-accumulate keeps no min, max or sketch for it.",
+		"name", "dimensions", "type", "type", "array", "items", "string", "default",
+		"doc", "The event's counter version's dimensions (attrs keys): cnt-accumulate also counts the event in one breakdown record per dimension.",
 		"name", "event", "type", ev);
 	if (root == NULL) {
 		cnt_err_nomem(err);
@@ -56,6 +58,12 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
 	rc |= cnt_buf_putc(b, w->late ? 1 : 0);
 	rc |= cnt_bin_write_long(b, w->shard);
 	rc |= cnt_buf_putc(b, w->exact ? 1 : 0);
+	if (w->ndims > 0) {
+		rc |= cnt_bin_write_long(b, (int64_t)w->ndims);
+		for (size_t i = 0; i < w->ndims; i++)
+			rc |= cnt_bin_write_bytes(b, w->dims[i].p, w->dims[i].n);
+	}
+	rc |= cnt_buf_putc(b, 0);
 	return rc ? -1 : 0;
 }
 
@@ -96,6 +104,52 @@ void cnt_windowed_in_free(cnt_windowed_in *in)
 	free(in);
 }
 
+void cnt_windowed_dim_values(cnt_windowed *w)
+{
+	static const char none[] = "(none)";   /* CNT_DIM_NONE */
+
+	for (size_t d = 0; d < w->ndims; d++) {
+		w->dim_vals[d].p = none;
+		w->dim_vals[d].n = sizeof(none) - 1;
+		for (size_t i = 0; i < w->ev.nattrs; i++)
+			if (w->ev.attr_keys[i].n == w->dims[d].n &&
+			    memcmp(w->ev.attr_keys[i].p, w->dims[d].p, w->dims[d].n) == 0) {
+				w->dim_vals[d] = w->ev.attr_vals[i];
+				break;
+			}
+	}
+}
+
+int cnt_windowed_decode_dims(cnt_cur *c, cnt_windowed *w)
+{
+	int64_t n, bytes;
+
+	w->ndims = 0;
+	for (;;) {
+		if (cnt_bin_read_long(c, &n) != 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (n == INT64_MIN || cnt_bin_read_long(c, &bytes) != 0)
+				return -1;
+			n = -n;
+		}
+		if (n > CNT_WINDOWED_DIMS_MAX - (int64_t)w->ndims)
+			return -1;
+		while (n-- > 0) {
+			const uint8_t *p;
+			size_t len;
+
+			if (cnt_bin_read_bytes(c, &p, &len) != 0)
+				return -1;
+			w->dims[w->ndims].p = (const char *)p;
+			w->dims[w->ndims].n = len;
+			w->ndims++;
+		}
+	}
+}
+
 int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 {
 	cnt_cur *c = &in->t.cur;
@@ -113,7 +167,19 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		w->late = (int)v.u.v[2].u.i;
 		w->shard = (int32_t)v.u.v[3].u.i;
 		w->exact = (int)v.u.v[4].u.i;
-		return cnt_event_from_val(&v.u.v[5], &w->ev, &in->ab, err) == 0 ? 1 : -1;
+		if (v.u.v[5].n > CNT_WINDOWED_DIMS_MAX) {
+			cnt_err_set(err, "%u dimensions (at most %d): corrupt file", (unsigned)v.u.v[5].n, CNT_WINDOWED_DIMS_MAX);
+			return cnt_typed_in_where(&in->t, err);
+		}
+		w->ndims = v.u.v[5].n;
+		for (size_t i = 0; i < w->ndims; i++) {
+			w->dims[i].p = v.u.v[5].u.v[i].u.s ? (const char *)v.u.v[5].u.v[i].u.s : "";
+			w->dims[i].n = v.u.v[5].u.v[i].n;
+		}
+		if (cnt_event_from_val(&v.u.v[6], &w->ev, &in->ab, err) != 0)
+			return -1;
+		cnt_windowed_dim_values(w);
+		return 1;
 	}
 	if (cnt_bin_read_long(c, &w->bucket_start) != 0 || cnt_bin_read_long(c, &w->bucket_end) != 0 ||
 	    c->p >= c->end || *c->p > 1) {
@@ -131,8 +197,13 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		return cnt_typed_in_where(&in->t, err);
 	}
 	w->exact = *c->p++;
+	if (cnt_windowed_decode_dims(c, w) != 0) {
+		cnt_err_set(err, "malformed dimensions: corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
 	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
 		return cnt_typed_in_where(&in->t, err);
+	cnt_windowed_dim_values(w);
 	return 1;
 }
 

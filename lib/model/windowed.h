@@ -10,6 +10,7 @@
  *      {"name": "late",  "type": "boolean"},
  *      {"name": "shard", "type": "int"},
  *      {"name": "exact", "type": "boolean", "default": false},
+ *      {"name": "dimensions", "type": {"type": "array", "items": "string"}, "default": []},
  *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
  *
  * exact is set when the event's counter version is of type exact: the
@@ -17,7 +18,12 @@
  * counter's value, and a compensation could not take an event out of
  * them); a writer without the field (older files) reads as false.
  *
- * The event is nested whole, so its Avro bytes follow the five leading
+ * dimensions are the event's counter version's (cnt-definitions(5)):
+ * cnt-accumulate, which has no definitions, adds the event to one
+ * breakdown record per dimension besides the total (cnt-bucket(5)); a
+ * writer without the field reads as none.
+ *
+ * The event is nested whole, so its Avro bytes follow the six leading
  * fields unchanged: cnt-window copies them instead of re-encoding.  The
  * schema text is built from counting_event.avsc, so the two cannot drift.
  */
@@ -27,11 +33,17 @@
 #include "model/event.h"
 #include "avro/records.h"
 
+#define CNT_WINDOWED_DIMS_MAX 4       /* = CNT_DIMS_MAX (model/defs.h) */
+
 typedef struct cnt_windowed {
 	int64_t bucket_start, bucket_end;  /* epoch ms UTC, [start, end) */
 	int late;
 	int32_t shard;
 	int exact;                         /* the counter version is of type exact */
+	size_t ndims;                      /* 0 .. CNT_WINDOWED_DIMS_MAX */
+	cnt_slice dims[4];                 /* the version's dimensions (attrs keys) */
+	cnt_slice dim_vals[4];             /* ev's value of each, CNT_DIM_NONE when
+	                                    * absent (cnt_windowed_dim_values) */
 	cnt_event ev;
 } cnt_windowed;
 
@@ -39,8 +51,19 @@ typedef struct cnt_windowed {
  * memory (err set). */
 char *cnt_windowed_schema_json(cnt_err *err);
 
-/* Appends the five leading fields; the event's bytes must follow. */
+/* Appends the six leading fields; the event's bytes must follow. */
 int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
+
+/* Sets w->dim_vals from w->dims and w->ev's attrs: the value of each
+ * dimension's key, "(none)" (CNT_DIM_NONE, model/bucket.h) when the event
+ * has no such key.  The slices point where the attrs' do, so they stay
+ * valid when the attrs buffer is reused for the next record. */
+void cnt_windowed_dim_values(cnt_windowed *w);
+
+/* Decodes the dimensions field at c into w->dims (slices into c's
+ * bytes): an Avro array of strings, at most CNT_WINDOWED_DIMS_MAX in
+ * all.  0, or -1 when malformed. */
+int cnt_windowed_decode_dims(cnt_cur *c, cnt_windowed *w);
 
 typedef struct cnt_windowed_in cnt_windowed_in;
 

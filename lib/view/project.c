@@ -298,6 +298,9 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 	const cnt_leaderboard *b = p->b;
 	pmember *m;
 
+	/* A breakdown by a dimension holds the total's events again. */
+	if (!cnt_bucket_is_total(bk))
+		return 0;
 	p->st.buckets_read++;
 	if (!slice_eq(bk->tenant_id, b->tenant_id) || !slice_eq(bk->counter_id, b->counter_id))
 		return 0;

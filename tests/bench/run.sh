@@ -208,6 +208,35 @@ if has_bin cnt-dedup && has_bin cnt-window && has_bin cnt-accumulate && [ -s "$A
 else
 	note "core" "skipped: cnt-dedup, cnt-window, cnt-accumulate or the archive missing"
 fi
+# c3) creator analytics: the input counted again under the same
+#     definitions but with the views counter declaring the dimensions
+#     region and device (the generator's attrs), so the bucket file holds
+#     their breakdown records: one pipeline (compare it with "pipeline"
+#     above for what the breakdowns cost); then cnt-series answers
+#     dashboard questions from that bucket file: one video by device per
+#     day, and every video per hour.  The rows above are unchanged: they
+#     use the plain definitions.
+DDEFS=$OUT/definitions-dims.json
+if has_bin cnt-series && has_bin cnt-ingest &&
+	jq '(.counters[] | select(.counter_id == "views") | .versions[0].dimensions) = ["region", "device"]' \
+		"$DEFS" > "$DDEFS"; then
+	if measure pipeline-dims sh -c "'$BIN/cnt-ingest' -d '$DDEFS' --now $NOW -c null '$JSONL' | '$BIN/cnt-dedup' -d '$DDEFS' |
+		'$BIN/cnt-window' -d '$DDEFS' | '$BIN/cnt-accumulate' --stats '$OUT/accumulate-dims.stats.json' -o '$MID/buckets-dims.avro'"; then
+		row "pipeline-dims" "$N" "$last_s" "$last_kib" "$last_cpu"
+		note "buckets-dims" "$(wc -c < "$MID/buckets-dims.avro") bytes, $(field out "$OUT/accumulate-dims.stats.json") records, $(field dim_records "$OUT/accumulate-dims.stats.json") of them breakdowns"
+		for q in "series-video-day|--member m1 --by device" "series-all-hour|--granularity hour"; do
+			st=${q%%|*}
+			# shellcheck disable=SC2086
+			if measure "$st" "$BIN/cnt-series" -d "$DDEFS" --counter vidco/views --from 2026-11-23 --to 2026-11-30 \
+				-F json --stats "$OUT/$st.stats.json" ${q#*|} "$MID/buckets-dims.avro"; then
+				row "$st" "$(field in "$OUT/$st.stats.json")" "$last_s" "$last_kib" "$last_cpu"
+				note "$st" "${q#*|}: $(field out "$OUT/$st.stats.json") rows from $(field in "$OUT/$st.stats.json") bucket records"
+			fi
+		done
+	fi
+else
+	note "series" "skipped: cnt-series or cnt-ingest not built"
+fi
 # c1) a dispute answered from the archive: cnt-explain re-derives the
 #     standing of the first event's member on acme-distance-all from the
 #     whole archive (two passes), with every one of its events.

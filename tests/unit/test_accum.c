@@ -200,9 +200,9 @@ static void test_sum_encoding(void)
 		out.len = 0;
 		CHECK_EQ_INT(cnt_bucket_encode(&b, &out), 0);
 		p = out.p;
-		for (int f = 0; f < 8; f++) {   /* tenant .. count */
+		for (int f = 0; f < 10; f++) {  /* tenant .. count */
 			n = zz(&p);
-			if (f == 0 || f == 1 || f == 3)
+			if (f == 0 || f == 1 || f == 3 || f == 4 || f == 5)
 				p += n;              /* a string: length, bytes */
 		}
 		CHECK(zz(&p) == cases[k].lo);
@@ -847,6 +847,120 @@ static void test_compensations(void)
 	cnt_buf_release(&ref);
 }
 
+
+/* ---- breakdown records (dimensions) ------------------------------------ */
+
+/* Events with dimensions country and device, in forward, reverse and
+ * spilled order, give the same bytes; a breakdown record counts the
+ * events of its value; statistics count each event once; a compensation
+ * takes its event out of its breakdown records too. */
+static void test_dimensions(void)
+{
+	enum { N = 30000 };
+	static char members[N][16], items[N][16], cvals[N][8];
+	static const char *const dvals[] = {"tv", "phone", "web"};
+	cnt_buf out[3] = {CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT};
+
+	for (int pass = 0; pass < 3; pass++) {
+		cnt_err err;
+		cnt_accum *a = cnt_accum_new(pass == 2 ? 1 << 20 : 0, tmpdir, &err);
+		FILE *f = tmpfile();
+		cnt_writer *w;
+
+		CHECK(a != NULL && f != NULL);
+		if (a == NULL || f == NULL)
+			return;
+		for (int k = 0; k < N; k++) {
+			int i = pass == 1 ? N - 1 - k : k;
+			cnt_windowed wv;
+			cnt_slice keys[2], vals[2];
+
+			memset(&wv, 0, sizeof(wv));
+			snprintf(members[i], sizeof(members[i]), "m%d", i % 3000);
+			snprintf(items[i], sizeof(items[i]), "u%d", i % 37);
+			snprintf(cvals[i], sizeof(cvals[i]), "C%d", i % 5);
+			wv.ev.tenant_id = S("tube");
+			wv.ev.counter_id = S("views");
+			wv.ev.counter_version = 1;
+			wv.ev.member_ref = S(members[i]);
+			wv.ev.item = S(items[i]);
+			wv.ev.delta = 1;
+			wv.ev.event_time = INT64_C(1772359200000) + i;
+			wv.ev.ingest_time = INT64_C(1772366400000) + i % 7;
+			keys[0] = S("device");
+			vals[0] = S(dvals[i % 3]);
+			keys[1] = S("country");
+			vals[1] = S(cvals[i]);
+			wv.ev.attr_keys = keys;
+			wv.ev.attr_vals = vals;
+			wv.ev.nattrs = i % 4 == 0 ? 1 : 2;   /* every 4th: no country */
+			wv.ndims = 2;
+			wv.dims[0] = S("country");
+			wv.dims[1] = S("device");
+			cnt_windowed_dim_values(&wv);
+			wv.bucket_start = INT64_C(1772359200000);
+			wv.bucket_end = wv.bucket_start + 3600000;
+			wv.late = i % 11 == 0;
+			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+		}
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+		if (pass == 2)
+			CHECK(cnt_accum_get_stats(a)->runs >= 2);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->events, N);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->late_events, (N + 10) / 11);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->events_out, N);
+		CHECK_EQ_INT(cnt_accum_check_balance(a, &err), 0);
+		/* a member's events share their attrs (i % 3000 fixes i % 3,
+		 * i % 4, i % 5): a total, a country and a device record each */
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->groups_out, 3000 * 3);
+		CHECK_EQ_INT(cnt_accum_get_stats(a)->dim_records, 3000 * 2);
+		cnt_writer_free(w);
+		cnt_accum_free(a);
+		slurp(fileno(f), &out[pass]);
+		fclose(f);
+	}
+	CHECK(out[0].len > 0 && same(&out[0], &out[1]));
+	CHECK(same(&out[0], &out[2]));
+	/* m0: events 0, 3000, 6000, ... 27000 (10); the order of its records
+	 * and what they count */
+	{
+		FILE *f = tmpfile();
+		cnt_bucket_in in;
+		cnt_bucket b;
+		cnt_err err;
+		int k = 0;
+		int64_t total = 0, none = 0;
+		cnt_bucket prev;
+
+		CHECK_EQ_INT(fwrite(out[0].p, 1, out[0].len, f), out[0].len);
+		fflush(f);
+		lseek(fileno(f), 0, SEEK_SET);
+		CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err), 0);
+		while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+			if (!(b.member_ref.n == 2 && memcmp(b.member_ref.p, "m0", 2) == 0))
+				continue;
+			if (k++ == 0)
+				CHECK(cnt_bucket_is_total(&b));   /* the total first */
+			else
+				CHECK(cnt_bucket_key_cmp(&prev, &b) < 0);
+			prev = b;
+			if (cnt_bucket_is_total(&b))
+				total += b.count + b.late_count;
+			/* m0: 0 % 4 == 0, so no country */
+			if (b.dim_value.n == 6 && memcmp(b.dim_value.p, "(none)", 6) == 0)
+				none += b.count + b.late_count;
+		}
+		cnt_bucket_in_release(&in);
+		CHECK_EQ_INT(k, 3);
+		CHECK_EQ_INT(total, 10);
+		CHECK_EQ_INT(none, 10);
+		fclose(f);
+	}
+	for (int i = 0; i < 3; i++)
+		cnt_buf_release(&out[i]);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -860,5 +974,6 @@ int main(void)
 	RUN(test_merge_properties);
 	RUN(test_events);
 	RUN(test_compensations);
+	RUN(test_dimensions);
 	return unit_report("test_accum");
 }

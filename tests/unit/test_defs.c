@@ -7,7 +7,10 @@
  */
 #include "base/buf.h"
 #include "model/defs.h"
+#include "model/fingerprint.h"
 #include "unit.h"
+
+#include <jansson.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -617,6 +620,69 @@ static void test_tzdir(void)
 	free(saved);
 }
 
+
+/* ---- dimensions (part of the version, so of its fingerprint) ---------- */
+
+static const char dims_doc[] =
+	"{\"format\": \"cnt-definitions/1\", \"tenants\": [{\"tenant_id\": \"t\", \"timezone\": \"UTC\"}],"
+	" \"counters\": [{\"tenant_id\": \"t\", \"counter_id\": \"views\", \"versions\": ["
+	"  {\"version\": 1, \"type\": \"unique\"},"
+	"  {\"version\": 2, \"effective_from\": \"2026-01-01T00:00:00Z\", \"type\": \"unique\", \"dimensions\": %s}]}]}";
+
+static cnt_defs *dims(const char *arr, cnt_err *err)
+{
+	char doc[1024];
+
+	snprintf(doc, sizeof(doc), dims_doc, arr);
+	return parse_str(doc, err);
+}
+
+static void test_dimensions(void)
+{
+	static const struct {
+		const char *arr, *msg;
+	} bad[] = {
+		{"[\"a\", \"b\", \"c\", \"d\", \"e\"]", "$.counters[0].versions[1].dimensions: lists 5 dimensions (at most 4)"},
+		{"[\"a\", \"a\"]", "$.counters[0].versions[1].dimensions[1]: dimension 'a' is listed twice"},
+		{"[\"\"]", "$.counters[0].versions[1].dimensions[0]: must be 1 to 64 bytes, without NUL"},
+		{"[\"a\\u0000b\"]", "is not allowed"},   /* jansson refuses NUL */
+		{"[7]", "$.counters[0].versions[1].dimensions[0]: expected a string (an attrs key), got integer"},
+		{"\"country\"", "$.counters[0].versions[1].dimensions: expected an array, got string"},
+	};
+	cnt_err err;
+	cnt_defs *d = dims("[\"country\", \"device\", \"source\", \"creator\"]", &err);
+	const cnt_counter *c;
+	json_t *j1, *j2;
+
+	CHECK(d != NULL);
+	if (d == NULL)
+		return;
+	c = cnt_defs_counter(d, "t", 1, "views", 5);
+	CHECK_EQ_INT((int)c->versions[0].ndimensions, 0);
+	CHECK_EQ_INT((int)c->versions[1].ndimensions, 4);
+	CHECK_EQ_STR(c->versions[1].dimensions[0], "country");
+	CHECK_EQ_STR(c->versions[1].dimensions[3], "creator");
+	/* in the fingerprint's definition only when declared */
+	j1 = cnt_fp_counter_def(c, &c->versions[0]);
+	j2 = cnt_fp_counter_def(c, &c->versions[1]);
+	CHECK(j1 != NULL && j2 != NULL);
+	CHECK(json_object_get(j1, "dimensions") == NULL);
+	CHECK(json_array_size(json_object_get(j2, "dimensions")) == 4);
+	CHECK_EQ_STR(json_string_value(json_array_get(json_object_get(j2, "dimensions"), 1)), "device");
+	json_decref(j1);
+	json_decref(j2);
+	cnt_defs_free(d);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		d = dims(bad[i].arr, &err);
+		CHECK(d == NULL);
+		cnt_defs_free(d);
+		if (strstr(err.msg, bad[i].msg) == NULL) {
+			fprintf(stderr, "%s: got '%s'\n", bad[i].arr, err.msg);
+			CHECK(0);
+		}
+	}
+}
+
 static void test_load_errors(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
@@ -637,5 +703,6 @@ int main(void)
 	RUN(test_many_counters);
 	RUN(test_tzdir);
 	RUN(test_load_errors);
+	RUN(test_dimensions);
 	return unit_report("test_defs");
 }
