@@ -105,7 +105,7 @@ int main(int argc, char **argv)
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		{"strict", no_argument, NULL, 'S'},
-		{"split-tenants", required_argument, NULL, CNT_OPT_TOOL_BASE + 0x50},
+		{"split-tenants", required_argument, NULL, CNT_OPT_TOOL_BASE + 0x51},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		case 'S': strict = 1; break;
-		case CNT_OPT_TOOL_BASE + 0x50: split = optarg; break;
+		case CNT_OPT_TOOL_BASE + 0x51: split = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}

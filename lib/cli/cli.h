@@ -222,6 +222,9 @@ int cnt_cli_finish(void);
 
 /* ---- tenant separation (cnt(7), "TENANT SEPARATION") ----------------- */
 
+/* The option code of --tenant ID in the query tools (long only). */
+#define CNT_OPT_TENANT (CNT_OPT_TOOL_BASE + 0x50)
+
 /* Who is asking: opt (--tenant ID) when not NULL, else $CNT_TENANT when
  * set and not empty, else NULL (nobody: no guard).  The option wins over
  * the environment.  An id that is not a safe file name is a usage error
@@ -235,6 +238,11 @@ const char *cnt_cli_tenant(const char *opt);
  * input that cannot be read twice (a pipe) is refused with status 2.
  * Does nothing when who is NULL. */
 void cnt_cli_tenant_guard(const char *who, int fd, const char *name);
+
+/* The same for a file named path, opened and closed here; a directory
+ * is a view version (VIEWS/BOARD/SCOPE/vNNNNNN or .../current) and its
+ * view.avro is checked.  For a tool that opens the file later itself. */
+void cnt_cli_tenant_guard_path(const char *who, const char *path);
 
 /* The same for a tenant id the tool found elsewhere (a view's
  * description, a board's definition): status 5 unless t is who.  what

@@ -170,3 +170,25 @@ int cnt_cli_scratch(const char *tmpdir)
 	free(p);
 	return fd;
 }
+
+void cnt_cli_tenant_guard_path(const char *who, const char *path)
+{
+	struct stat st;
+	char *p = NULL;
+	int fd;
+
+	if (who == NULL)
+		return;
+	if (strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+		size_t n = strlen(path) + sizeof("/view.avro");
+
+		if ((p = malloc(n)) == NULL)
+			cnt_die_nomem();
+		snprintf(p, n, "%s/view.avro", path);
+		path = p;
+	}
+	fd = cnt_cli_open_in(path);
+	cnt_cli_tenant_guard(who, fd, path);
+	cnt_cli_close_in(fd);
+	free(p);
+}
