@@ -232,7 +232,10 @@ int main(int argc, char **argv)
 	if ((o.board = cnt_defs_board(defs, board_id, strlen(board_id))) == NULL)
 		cnt_die("board '%s' is not in '%s'", board_id, defs_path);
 	if ((who = cnt_cli_tenant(who)) != NULL) {
-		cnt_cli_tenant_guard_id(who, o.board->tenant_id, defs_path, "board");
+		char bw[300];
+
+		snprintf(bw, sizeof(bw), "board %.280s", board_id);
+		cnt_cli_tenant_guard_id(who, o.board->tenant_id, defs_path, bw);
 		for (size_t i = 0; i < o.nlogs; i++)
 			cnt_cli_tenant_guard_path(who, o.logs[i]);
 		for (size_t i = 0; i < o.nholds; i++)

@@ -208,7 +208,7 @@ open(sys.argv[2], "wb").write(b[:i] + b"utc" + b[i + 3:])' kol1.avro lie.avro
 	[ "$stderr" = "cnt-explain: '$F/ex.archive.avro': declares tenant 'kahani' (cnt.fingerprints); refused for tenant 'acme'" ]
 	run --separate-stderr x --tenant kahani "$F/acme.archive.avro"
 	[ "$status" -eq 5 ]
-	[ "$stderr" = "cnt-explain: '$EXDEFS': holds tenant 'acme' (board); refused for tenant 'kahani'" ]
+	[ "$stderr" = "cnt-explain: '$EXDEFS': holds tenant 'acme' (board acme-30d-distance); refused for tenant 'kahani'" ]
 	: >rejects.jsonl
 	run --separate-stderr x --tenant acme -r rejects.jsonl "$F/acme.archive.avro"
 	[ "$status" -eq 5 ]

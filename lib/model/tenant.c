@@ -200,10 +200,12 @@ int cnt_tenant_guard_fd(const char *who, int fd, const char *name, cnt_err *err)
 			tenant_path(s = cnt_records_schema(in), &f, &g);
 		snprintf(what, sizeof(what), "record %llu", (unsigned long long)cnt_records_record_no(in));
 		if (f < 0) {
+			char q[4 * 64 + 8];
+
 			if (declared)
 				continue;
 			cnt_err_set(err, "'%s': %s names no tenant and the header declares none; refused for "
-				"tenant '%s'", name, what, who);
+				"tenant '%s'", name, what, show_id(who, strlen(who), q));
 			err->kind = CNT_ERR_REFUSED;
 			goto out;
 		}
