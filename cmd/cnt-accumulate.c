@@ -13,7 +13,8 @@
 
 static const char usage[] =
 	"usage: cnt-accumulate [-o file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                      [--strict] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                      [--split-tenants dir] [--strict] [--stats file] [-v]\n"
+	"                      [--progress | --no-progress]\n"
 	"                      [file ...]\n";
 
 static const char help[] =
@@ -26,6 +27,8 @@ static const char help[] =
 	"  -o, --output FILE       bucket file (default standard output)\n"
 	"  -m, --memory SIZE       spill sorted runs to disk above SIZE (default: a\n"
 	"                          quarter of physical memory; suffixes K, M, G)\n"
+	"      --split-tenants DIR one bucket file per tenant, DIR/TENANT/buckets.avro\n"
+	"                          (directories 0750, files 0640, less the umask)\n"
 	"  -T, --tmpdir DIR        where runs are spilled (default $TMPDIR or /tmp)\n"
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
 	"                          for a pipe)\n"
@@ -103,11 +106,12 @@ int main(int argc, char **argv)
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		{"strict", no_argument, NULL, 'S'},
+		{"split-tenants", required_argument, NULL, CNT_OPT_TOOL_BASE + 0x51},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *out_path = NULL, *tmpdir = getenv("TMPDIR");
+	const char *out_path = NULL, *split = NULL, *tmpdir = getenv("TMPDIR");
 	size_t memory = 0;
 	int level = -1, codec_set = 0, strict = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -126,6 +130,7 @@ int main(int argc, char **argv)
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		case 'S': strict = 1; break;
+		case CNT_OPT_TOOL_BASE + 0x51: split = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -139,7 +144,12 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	/* Opened before reading, so a bad output fails fast; written only
 	 * once everything is read. */
-	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
+	if (split && out_path)
+		cnt_die_usage("-o and --split-tenants exclude each other");
+	if (split) /* the whole output first, then split (cnt(7), "TENANT SEPARATION") */
+		out.fd = cnt_cli_scratch(tmpdir);
+	else
+		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 	if (co.verbose)
 		cnt_accum_on_stale(acc, name_stale, NULL);
 	cnt_progress_start(&co);
@@ -153,7 +163,8 @@ int main(int argc, char **argv)
 		cnt_cli_close_in(fd);
 	}
 	cnt_progress_end();
-	w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err);
+	w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, -1, &err)
+		  : cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err);
 	if (w == NULL || cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(acc, w, &err) != 0 || cnt_writer_finish(w, &err) != 0 ||
 	    cnt_accum_check_balance(acc, &err) != 0)
 		cnt_die_err(&err);
@@ -161,9 +172,14 @@ int main(int argc, char **argv)
 	if (strict && st->stale)
 		cnt_die("%" PRIu64 " stale records: compensations merged in left their latest times unknown (cnt-retract --rebuild recounts them)",
 			st->stale);
+	if (split)
+		cnt_cli_split_buckets(out.fd, "the scratch file", split, codec_set ? codec : CNT_CODEC_ZSTD, level);
 	if (co.stats_path)
 		write_stats(co.stats_path, st, memory);
-	cnt_cli_commit(&out);
+	if (split)
+		cnt_cli_split_commit();
+	else
+		cnt_cli_commit(&out);
 	if (st->sum_overflows)
 		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",
 			st->sum_overflows);

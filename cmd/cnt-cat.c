@@ -11,7 +11,8 @@
 
 static const char usage[] =
 	"usage: cnt-cat [--count | --schema | --meta] [-F json|csv] [-n count] [-t]\n"
-	"               [--as event|raw | --reader-schema file] [--stats file] [-v]\n"
+	"               [--as event|raw | --reader-schema file] [--tenant id]\n"
+	"               [--stats file] [-v]\n"
 	"               [--progress | --no-progress]\n"
 	"               [file ...]\n";
 
@@ -27,6 +28,9 @@ static const char help[] =
 	"      --meta              print each container's header as a JSON object\n"
 	"      --as event|raw      read as cnt.CountingEvent or cnt.RawEvent (schema resolution)\n"
 	"      --reader-schema F   read with the Avro schema in file F (schema resolution)\n"
+	"      --tenant ID         who is asking: refuse (status 5) before printing\n"
+	"                          anything unless every input holds only ID's data\n"
+	"                          (default $CNT_TENANT)\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           per-input record counts on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -37,7 +41,7 @@ static const char help[] =
 	"Files are read in order; '-' or no file reads standard input, which may hold\n"
 	"several containers back to back.  See cnt-cat(1).\n";
 
-enum { OPT_COUNT = CNT_OPT_TOOL_BASE, OPT_SCHEMA, OPT_META, OPT_AS, OPT_READER };
+enum { OPT_COUNT = CNT_OPT_TOOL_BASE, OPT_SCHEMA, OPT_META, OPT_AS, OPT_READER, OPT_TENANT };
 
 int main(int argc, char **argv)
 {
@@ -50,13 +54,14 @@ int main(int argc, char **argv)
 		{"meta", no_argument, NULL, OPT_META},
 		{"as", required_argument, NULL, OPT_AS},
 		{"reader-schema", required_argument, NULL, OPT_READER},
+		{"tenant", required_argument, NULL, OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_printer p;
 	cnt_avro_schema *reader = NULL;
-	const char *as = NULL, *reader_file = NULL;
+	const char *as = NULL, *reader_file = NULL, *who = NULL;
 	int c, nmodes = 0;
 	cnt_err err;
 
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
 		case OPT_META: p.mode = CNT_PRINT_META; nmodes++; break;
 		case OPT_AS: as = optarg; break;
 		case OPT_READER: reader_file = optarg; break;
+		case OPT_TENANT: who = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -88,6 +94,15 @@ int main(int argc, char **argv)
 	if ((as || reader_file) && (reader = cnt_print_reader_schema(as, reader_file, &err)) == NULL)
 		cnt_die_err(&err);
 	p.reader = reader;
+	/* every input checked whole before anything is printed */
+	if ((who = cnt_cli_tenant(who)) != NULL)
+		for (int i = optind; i < argc || i == optind; i++) {
+			const char *name = i < argc ? argv[i] : "-";
+			int fd = cnt_cli_open_in(name);
+
+			cnt_cli_tenant_guard(who, fd, name);
+			cnt_cli_close_in(fd);
+		}
 	cnt_progress_start(&co);
 	p.tick = cnt_progress_add;
 	for (int i = optind; (i < argc || i == optind) && !cnt_print_full(&p); i++) {

@@ -13,7 +13,8 @@
 #include "view/viewdiff.h"
 
 static const char usage[] =
-	"usage: cnt-diff [-q] [--max-diffs n] [--tolerance r] [--stats file] [-v]\n"
+	"usage: cnt-diff [-q] [--max-diffs n] [--tolerance r] [--tenant id]\n"
+	"                [--stats file] [-v]\n"
 	"                [--progress | --no-progress] left right\n";
 
 static const char help[] =
@@ -31,6 +32,9 @@ static const char help[] =
 	"                          at most the fraction R (e.g. 0.02); default for\n"
 	"                          buckets 0 (bytes), for a unique board's views\n"
 	"                          0.024375 (three HyperLogLog++ standard errors)\n"
+	"      --tenant ID         who is asking: refuse (status 5) before printing\n"
+	"                          anything unless both sides hold only ID's data\n"
+	"                          (default $CNT_TENANT)\n"
 	"      --stats FILE        counts as one JSON object (- for standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -110,6 +114,7 @@ int main(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'q'},
 		{"max-diffs", required_argument, NULL, OPT_MAX},
 		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
+		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -117,6 +122,7 @@ int main(int argc, char **argv)
 	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add};
 	cnt_diff_stats st;
 	cnt_err err;
+	const char *who = NULL;
 	int c, lfd, rfd;
 
 	cnt_cli_init("cnt-diff", usage, help);
@@ -125,6 +131,7 @@ int main(int argc, char **argv)
 		case 'q': o.quiet = 1; break;
 		case OPT_MAX: o.max_shown = (int64_t)cnt_cli_uint("--max-diffs", optarg, 0, INT64_MAX); break;
 		case OPT_TOLERANCE: o.tolerance = cnt_cli_double("--tolerance", optarg, 0, 0.999999); break;
+		case CNT_OPT_TENANT: who = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -135,6 +142,10 @@ int main(int argc, char **argv)
 		cnt_die_usage("'%s' is a %s but '%s' is not: compare two bucket files or two view directories",
 			is_dir(argv[optind]) ? argv[optind] : argv[optind + 1], "directory",
 			is_dir(argv[optind]) ? argv[optind + 1] : argv[optind]);
+	if ((who = cnt_cli_tenant(who)) != NULL && is_dir(argv[optind])) {
+		cnt_cli_tenant_guard_path(who, argv[optind]);
+		cnt_cli_tenant_guard_path(who, argv[optind + 1]);
+	}
 	if (is_dir(argv[optind]))
 		return views(argv[optind], argv[optind + 1], &o, &co);
 	if (o.tolerance < 0)
@@ -143,6 +154,8 @@ int main(int argc, char **argv)
 		cnt_die_usage("only one side can be standard input");
 	lfd = cnt_cli_open_in(argv[optind]);
 	rfd = cnt_cli_open_in(argv[optind + 1]);
+	cnt_cli_tenant_guard(who, lfd, argv[optind]);
+	cnt_cli_tenant_guard(who, rfd, argv[optind + 1]);
 	cnt_progress_start(&co);
 	cnt_progress_input(lfd, argv[optind]);
 	if (cnt_diff_buckets(lfd, argv[optind], rfd, argv[optind + 1], &o, &st, &err) != 0)

@@ -19,7 +19,7 @@ static const char usage[] =
 	"usage: cnt-explain -d definitions -b board --member member [--now time] [--season id]\n"
 	"                   [--scope key] [--scopes file] [-r rejects ...] [-D duplicates ...]\n"
 	"                   [--ledger file] [--holds file ...] [-w views [--view-version n]]\n"
-	"                   [--sealed dir] [-F text|json]\n"
+	"                   [--sealed dir] [-F text|json] [--tenant id]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress] log ...\n";
 
 static const char help[] =
@@ -47,6 +47,9 @@ static const char help[] =
 	"      --sealed DIR        a season board: check against its sealed standing\n"
 	"                          and corrections (cnt-seal)\n"
 	"  -F, --output-format FMT text (default) or json (JSON lines)\n"
+	"      --tenant ID         who is asking: refuse (status 5) a board, log, hold\n"
+	"                          file or view of another tenant, and -r, -D and\n"
+	"                          --ledger (default $CNT_TENANT)\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           a summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -70,6 +73,18 @@ static const char **push(const char **v, size_t *n, const char *s)
 	return w;
 }
 
+static const char *who; /* --tenant */
+
+/* --tenant and a file that is not separated by tenant: refused. */
+static void not_separated(const char *path, const char *what)
+{
+	cnt_err e;
+
+	cnt_err_set(&e, "'%s': %s are not separated by tenant; refused for tenant '%s'", path, what, who);
+	e.kind = CNT_ERR_REFUSED;
+	cnt_die_err(&e);
+}
+
 static void tick(uint64_t n)
 {
 	(void)n;
@@ -90,6 +105,7 @@ static void view_check(const char *views, const cnt_explain_opts *o, int version
 	if (cnt_viewdir_open(&v, views, o->board->board_id, o->scope ? o->scope : "global", &version, vdir,
 		sizeof(vdir), &src.frozen, &err) != 0)
 		cnt_die_err(&err);
+	cnt_cli_tenant_guard_id(who, v.desc.tenant_id, vdir, "cnt.view");
 	src.view = &v;
 	src.dir = vdir;
 	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0)
@@ -146,6 +162,7 @@ int main(int argc, char **argv)
 		{"holds", required_argument, NULL, OPT_HOLDS},
 		{"sealed", required_argument, NULL, OPT_SEALED},
 		{"output-format", required_argument, NULL, 'F'},
+		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -182,6 +199,7 @@ int main(int argc, char **argv)
 		case OPT_SEALED: sealed = optarg; break;
 		case 'w': views = optarg; break;
 		case OPT_VIEW_VERSION: version = (int)cnt_cli_uint("--view-version", optarg, 1, 999999); break;
+		case CNT_OPT_TENANT: who = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "text") != 0)
 				cnt_die_usage("--output-format: '%s' is not text or json", optarg);
@@ -213,6 +231,20 @@ int main(int argc, char **argv)
 	o.defs_name = defs_path;
 	if ((o.board = cnt_defs_board(defs, board_id, strlen(board_id))) == NULL)
 		cnt_die("board '%s' is not in '%s'", board_id, defs_path);
+	if ((who = cnt_cli_tenant(who)) != NULL) {
+		char bw[300];
+
+		snprintf(bw, sizeof(bw), "board %.280s", board_id);
+		cnt_cli_tenant_guard_id(who, o.board->tenant_id, defs_path, bw);
+		for (size_t i = 0; i < o.nlogs; i++)
+			cnt_cli_tenant_guard_path(who, o.logs[i]);
+		for (size_t i = 0; i < o.nholds; i++)
+			cnt_cli_tenant_guard_path(who, o.holds[i]);
+		if (o.nrejects || o.ningest_dups)
+			not_separated(o.nrejects ? o.rejects[0] : o.ingest_dups[0], "admission's rejects and duplicates");
+		if (o.ledger)
+			not_separated(o.ledger, "ledgers");
+	}
 	if ((tzc = cnt_tz_cache_new()) == NULL)
 		cnt_die_nomem();
 	if (cnt_board_window(defs, o.board, tzc, now, season, &o.from, &o.to, &o.window_label, &err) != 0)

@@ -13,7 +13,7 @@
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -w views [--now time] [--season id]\n"
 	"                   [--scopes file | --scopes-from events] [--no-publish]\n"
-	"                   [--sealed dir]\n"
+	"                   [--sealed dir] [--split-tenants]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress]\n"
 	"                   bucket-file ...\n"
 	"       cnt-project -w views -b board [--scope key] --publish version\n"
@@ -27,6 +27,8 @@ static const char help[] =
 	"  -d, --definitions FILE  the board, its counter and tenant; required to build\n"
 	"  -b, --board ID          the leaderboard\n"
 	"  -w, --views DIR         the view directory (DIR/<board>/<scope>/v000001 ...)\n"
+	"      --split-tenants     write into DIR/<tenant>/<board>/... instead, the\n"
+	"                          board's tenant directory made with mode 0750\n"
 	"      --now TIME          the instant the window is taken at (default: clock)\n"
 	"      --season ID         for a season window: the season (default: the\n"
 	"                          board's season containing --now)\n"
@@ -68,13 +70,14 @@ int main(int argc, char **argv)
 		{"freeze", no_argument, NULL, OPT_FREEZE},
 		{"unfreeze", no_argument, NULL, OPT_UNFREEZE},
 		{"sealed", required_argument, NULL, OPT_SEALED},
+		{"split-tenants", no_argument, NULL, CNT_OPT_TOOL_BASE + 0x51},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL, *scopes = NULL;
 	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL;
-	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, c;
+	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, split = 0, c;
 	int64_t now = 0;
 	cnt_defs *defs;
 	cnt_board_build bb;
@@ -98,12 +101,16 @@ int main(int argc, char **argv)
 		case OPT_FREEZE: freeze = 1; break;
 		case OPT_UNFREEZE: freeze = -1; break;
 		case OPT_SEALED: sealed = optarg; break;
+		case CNT_OPT_TOOL_BASE + 0x51: split = 1; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
 	if (board_id == NULL || views == NULL)
 		cnt_die_usage("-b board and -w views are required");
 	if (publish || freeze) {
+		if (split)
+			cnt_die_usage("--split-tenants builds views; to publish or freeze, name the tenant's directory "
+				"(-w VIEWS/TENANT)");
 		cnt_cli_max_operands(argc, argv, optind, 0, "bucket files with --publish, --freeze or --unfreeze");
 		if (cnt_board_scope_op(views, board_id, scope, publish, freeze, &err) != 0)
 			cnt_die_err(&err);
@@ -116,6 +123,8 @@ int main(int argc, char **argv)
 	if (cnt_board_begin(&bb, defs, defs_path, board_id, have_now ? &now : NULL, season, scopes, scopes_from,
 		&err) != 0 || cnt_seal_check_publish(defs, &bb, sealed, &err) != 0)
 		cnt_die_err(&err);
+	if (split) /* cnt(7), "TENANT SEPARATION" */
+		views = cnt_cli_tenant_dir(views, bb.board->tenant_id);
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc; i++) {
 		int fd = cnt_cli_open_in(argv[i]);

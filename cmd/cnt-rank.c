@@ -14,7 +14,8 @@
 static const char usage[] =
 	"usage: cnt-rank -w views -b board [--scope key] [--view-version n] [--now time]\n"
 	"                [--overlay events] [--directory file] [-F json|table]\n"
-	"                [--stats file] [-v] [--progress | --no-progress] question\n"
+	"                [--tenant id] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                question\n"
 	"       question: top [n] | rank member | around member [k] | value member | verify\n";
 
 static const char help[] =
@@ -36,6 +37,8 @@ static const char help[] =
 	"      --directory FILE    display names and opt-outs, JSON lines\n"
 	"                          {\"member_ref\":..,\"display_name\":..,\"opted_out\":..}\n"
 	"  -F, --output-format FMT json (default) or table, for people\n"
+	"      --tenant ID         who is asking: refuse (status 5) a view or overlay\n"
+	"                          of another tenant (default $CNT_TENANT)\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one line about the view answered from, on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -58,11 +61,12 @@ int main(int argc, char **argv)
 		{"overlay", required_argument, NULL, OPT_OVERLAY},
 		{"directory", required_argument, NULL, OPT_DIRECTORY},
 		{"output-format", required_argument, NULL, 'F'},
+		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL;
+	const char *who = NULL, *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL;
 	int version = 0, table = 0, have_now = 0, c;
 	cnt_rank_source src = {.overlay_fd = -1};
 	cnt_rank_question q;
@@ -83,6 +87,7 @@ int main(int argc, char **argv)
 		case OPT_NOW: src.now = cnt_cli_time("--now", optarg); have_now = 1; break;
 		case OPT_OVERLAY: src.overlay_name = optarg; break;
 		case OPT_DIRECTORY: dir_path = optarg; break;
+		case CNT_OPT_TENANT: who = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
 				cnt_die_usage("--output-format: '%s' is not json or table", optarg);
@@ -103,13 +108,14 @@ int main(int argc, char **argv)
 	}
 	if (cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) != 0)
 		cnt_die_err(&err);
+	cnt_cli_tenant_guard_id(who = cnt_cli_tenant(who), v.desc.tenant_id, vdir, "cnt.view");
 	src.view = &v;
 	src.dir = vdir;
 	if (dir_path && (members = cnt_rank_dir_load(dir_path, &err)) == NULL)
 		cnt_die_err(&err);
 	src.members = members;
 	if (src.overlay_name)
-		src.overlay_fd = cnt_cli_open_in(src.overlay_name);
+		cnt_cli_tenant_guard(who, src.overlay_fd = cnt_cli_open_in(src.overlay_name), src.overlay_name);
 	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0)
 		cnt_die_err(&err);
 	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0)

@@ -570,6 +570,15 @@ snaps_ok() {
 	check_problems
 }
 
+@test "allocation failure: tenant separation (--split-tenants, --tenant) fails cleanly at every allocation" {
+	sweep 0 tmp_prep nothing_left cnt-accumulate --split-tenants "$O/split" --tmpdir "$O/tmp" \
+		--stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-cat --tenant acme "$F/views/$BOARD/global/current/view.avro"
+	sweep 5 no_prep nothing_left cnt-cat --tenant acme "$F/buckets.avro"
+	sweep 5 no_prep nothing_left cnt-rank --tenant kahani -w "$F/views" -b "$BOARD" --now "$NOW" top 3
+	check_problems
+}
+
 @test "allocation failure: cnt-diff fails cleanly at every allocation" {
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/doubled.avro"
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/views/$BOARD/global/current" \

@@ -21,7 +21,9 @@ enum {
 	CNT_EXIT_DIFFER = 1,  /* a "differs" answer (cnt-diff), like diff(1) */
 	CNT_EXIT_TROUBLE = 2, /* usage error, or bad data that stops the tool */
 	CNT_EXIT_IO = 3,      /* an output could not be written (disk full, ...) */
-	CNT_EXIT_NOMEM = 4    /* out of memory */
+	CNT_EXIT_NOMEM = 4,   /* out of memory */
+	CNT_EXIT_REFUSED = 5  /* refused: not the asking tenant's data (cnt(7),
+	                       * "TENANT SEPARATION") */
 };
 
 /* What kind of failure an error is: it decides the exit status. */
@@ -29,7 +31,8 @@ typedef enum cnt_err_kind {
 	CNT_ERR_DATA = 0,     /* bad input, bad options, anything else: exit 2 */
 	CNT_ERR_IO,           /* an output could not be written: exit 3 */
 	CNT_ERR_NOMEM,        /* an allocation failed: exit 4 */
-	CNT_ERR_PIPE          /* the reader of an output went away (EPIPE) */
+	CNT_ERR_PIPE,         /* the reader of an output went away (EPIPE) */
+	CNT_ERR_REFUSED       /* another tenant's data, refused: exit 5 */
 } cnt_err_kind;
 
 typedef struct cnt_err {

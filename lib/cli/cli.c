@@ -206,6 +206,9 @@ void cnt_die_err(const cnt_err *err)
 	case CNT_ERR_NOMEM:
 		message("%s", err->msg);
 		die_status(CNT_EXIT_NOMEM);
+	case CNT_ERR_REFUSED:
+		message("%s", err->msg);
+		die_status(CNT_EXIT_REFUSED);
 	case CNT_ERR_DATA:
 	default:
 		message("%s", err->msg);

@@ -220,4 +220,57 @@ void cnt_progress_end(void);
  * Returns CNT_EXIT_OK for "return cnt_cli_finish();". */
 int cnt_cli_finish(void);
 
+/* ---- tenant separation (cnt(7), "TENANT SEPARATION") ----------------- */
+
+/* The option code of --tenant ID in the query tools (long only). */
+#define CNT_OPT_TENANT (CNT_OPT_TOOL_BASE + 0x50)
+
+/* Who is asking: opt (--tenant ID) when not NULL, else $CNT_TENANT when
+ * set and not empty, else NULL (nobody: no guard).  The option wins over
+ * the environment.  An id that is not a safe file name is a usage error
+ * naming where it came from. */
+const char *cnt_cli_tenant(const char *opt);
+
+/* The guard, in one line for a query tool, before it prints anything:
+ * when who is not NULL, reads the whole of the input fd (name) and ends
+ * the tool with status 5 and one line naming the file and both tenants
+ * unless it holds only who's data (model/tenant.h), then rewinds fd.  An
+ * input that cannot be read twice (a pipe) is refused with status 2.
+ * Does nothing when who is NULL. */
+void cnt_cli_tenant_guard(const char *who, int fd, const char *name);
+
+/* The same for a file named path, opened and closed here; a directory
+ * is a view version (VIEWS/BOARD/SCOPE/vNNNNNN or .../current) and its
+ * view.avro is checked.  For a tool that opens the file later itself. */
+void cnt_cli_tenant_guard_path(const char *who, const char *path);
+
+/* The same for a tenant id the tool found elsewhere (a view's
+ * description, a board's definition): status 5 unless t is who.  what
+ * says where it was found.  Does nothing when who is NULL. */
+void cnt_cli_tenant_guard_id(const char *who, const char *t, const char *name, const char *what);
+
+/* Opens DIR/TENANT/FILE as cnt_cli_out() does, for a per-tenant layout:
+ * DIR and DIR/TENANT are created when missing with mode 0750 (less the
+ * umask; existing directories keep theirs), the file gets mode 0640 (less
+ * the umask).  tenant must have passed cnt_tenant_id_check().  Dies on
+ * failure. */
+void cnt_cli_tenant_out(cnt_out *o, const char *dir, const char *tenant, const char *file);
+
+/* Creates DIR and DIR/TENANT as cnt_cli_tenant_out() does (dying on a
+ * failure or an unsafe id) and returns "DIR/TENANT", malloc'd. */
+char *cnt_cli_tenant_dir(const char *dir, const char *tenant);
+
+/* cnt-accumulate --split-tenants DIR: splits the bucket file on fd (read
+ * from the start) into DIR/TENANT/buckets.avro, one per tenant, opened as
+ * cnt_cli_tenant_out() and written with codec and level
+ * (cnt_tenant_split_buckets()); they stay temporary until
+ * cnt_cli_split_commit() renames them all into place.  Returns the number
+ * of files; dies on failure. */
+size_t cnt_cli_split_buckets(int fd, const char *name, const char *dir, cnt_codec_id codec, int level);
+void cnt_cli_split_commit(void);
+
+/* An unlinked scratch file in tmpdir, open for reading and writing
+ * (nothing is left behind whatever happens).  Dies on failure. */
+int cnt_cli_scratch(const char *tmpdir);
+
 #endif
