@@ -131,6 +131,7 @@ int main(int argc, char **argv)
 	ps = cnt_proj_get_stats(bb.proj);
 	cnt_stats_begin(&st);
 	cnt_stats_u64(&st, "in", ps->buckets_read);
+	cnt_stats_u64(&st, "out", ps->members);
 	cnt_stats_u64(&st, "buckets_used", ps->buckets_used);
 	cnt_stats_u64(&st, "members", ps->members);
 	cnt_stats_u64(&st, "unscoped", ps->unscoped);

@@ -141,6 +141,7 @@ has_counters() {
 	jq -e --slurpfile ids ids.json '[.scopes[].scope] == [$ids[0].scope]' "$S"
 	# the projection lag: the log's latest ingest time is --now
 	jq -e '.as_of_age_s == 0 and .freshness_budget_s == 60 and (.as_of | type) == "number"' "$S"
+	jq -e '.in > 0 and .out == .members and .out > 0' "$S"
 	jq -e --slurpfile ids ids.json '[.. | strings | select(contains("hort"))] | all(. == $ids[0].cohort_board)' "$S"
 }
 
