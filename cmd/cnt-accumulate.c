@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "model/fingerprint.h"
 #include "count/accum.h"
+#include "count/stage.h"
 #include "time/timefmt.h"
 
 static const char usage[] =
@@ -56,6 +57,7 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_u64(&s, "held", 0);
 	cnt_stats_u64(&s, "late", st->late_events);
 	cnt_stats_bool(&s, "balanced", 1);
+	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(st->late_events, st->events));
 	cnt_stats_u64(&s, "events", st->events);
 	cnt_stats_u64(&s, "buckets_in", st->buckets_in);
 	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);

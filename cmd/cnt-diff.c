@@ -60,6 +60,7 @@ static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
 	cnt_stats_u64(&s, "only_right", st->only_right);
 	cnt_stats_u64(&s, "changed", st->changed);
 	cnt_stats_u64(&s, "fields", st->fields);
+	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed + st->fields);
 	cnt_stats_double(&s, "tolerance", st->tolerance);
 	cnt_stats_bool(&s, "equal", !cnt_viewdiff_differ(st));
 	cnt_stats_write(&s, path);
@@ -104,6 +105,7 @@ static void write_stats(const char *path, const cnt_diff_stats *st)
 	cnt_stats_u64(&s, "only_left", st->only_left);
 	cnt_stats_u64(&s, "only_right", st->only_right);
 	cnt_stats_u64(&s, "changed", st->changed);
+	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed);
 	cnt_stats_bool(&s, "equal", !cnt_diff_differ(st));
 	cnt_stats_write(&s, path);
 }

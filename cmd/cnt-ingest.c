@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "count/stage.h"
 #include "ingest/hold.h"
 #include "model/fingerprint.h"
 #include "ingest/ingest.h"
@@ -56,7 +57,7 @@ static void note(const char *msg)
 
 static double hit_rate(uint64_t acc, uint64_t dups)
 {
-	return acc + dups ? (double)dups / (double)(acc + dups) : 0.0;
+	return cnt_count_ratio(dups, acc + dups);   /* rounded to 6 decimals, as every tool's ratios */
 }
 
 static void counter_stats(void *s, const char *tenant, const char *counter, uint64_t acc, uint64_t dups)

@@ -140,10 +140,12 @@ int main(int argc, char **argv)
 	ps = cnt_proj_get_stats(bb.proj);
 	cnt_stats_begin(&st);
 	cnt_stats_u64(&st, "in", ps->buckets_read);
+	cnt_stats_u64(&st, "out", ps->members);
 	cnt_stats_u64(&st, "buckets_used", ps->buckets_used);
 	cnt_stats_u64(&st, "members", ps->members);
 	cnt_stats_u64(&st, "unscoped", ps->unscoped);
 	cnt_stats_u64(&st, "clamped", ps->clamped);
+	cnt_stats_as_of(&st, ps->as_of != INT64_MIN, ps->as_of, bb.now, bb.board->freshness_budget_s);
 	cnt_stats_array(&st, "scopes");
 	for (size_t i = 0; i < cnt_proj_nscopes(bb.proj); i++) {
 		cnt_board_written w;

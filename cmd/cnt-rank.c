@@ -135,6 +135,7 @@ int main(int argc, char **argv)
 		cnt_stats_str(&st, "scope", v.desc.scope, -1);
 		cnt_stats_i64(&st, "version", version);
 		cnt_stats_u64(&st, "members", v.n);
+		cnt_stats_as_of(&st, v.desc.has_as_of, v.desc.as_of, src.now, v.desc.freshness_budget_s);
 		cnt_stats_write(&st, co.stats_path);
 	}
 	if (src.overlay_fd >= 0)

@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "model/fingerprint.h"
+#include "count/topkey.h"
 #include "count/window.h"
 
 static const char usage[] =
@@ -40,6 +41,35 @@ static const char help[] =
 	"See cnt-window(1) and cnt-bucket(5).\n";
 
 enum { OPT_SHARDS = CNT_OPT_TOOL_BASE };
+
+/* The window stage, and the hottest key of the events it writes. */
+static cnt_topkey *hot;
+
+static int stage(void *win, const cnt_event *e, const uint8_t *raw, size_t rawn, cnt_count_reject *rej,
+	cnt_err *err)
+{
+	int rc = cnt_window_stage(win, e, raw, rawn, rej, err);
+
+	if (rc == 0 && cnt_topkey_add(hot, e->tenant_id, e->counter_id, e->member_ref, err) != 0)
+		return -1;
+	return rc;
+}
+
+/* top_key_share and top_key (count/topkey.h). */
+static void stats_top_key(cnt_stats *s)
+{
+	cnt_topkey_top tk;
+
+	cnt_topkey_get(hot, &tk);
+	cnt_stats_double(s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
+	cnt_stats_object(s, "top_key");
+	cnt_stats_str(s, "tenant_id", tk.tenant.p, (long)tk.tenant.n);
+	cnt_stats_str(s, "counter_id", tk.counter.p, (long)tk.counter.n);
+	cnt_stats_str(s, "member_ref", tk.member.p, (long)tk.member.n);
+	cnt_stats_u64(s, "events", tk.count);
+	cnt_stats_bool(s, "exact", tk.exact);
+	cnt_stats_close(s);
+}
 
 int main(int argc, char **argv)
 {
@@ -87,7 +117,8 @@ int main(int argc, char **argv)
 	if ((schema = cnt_windowed_schema_json(&err)) == NULL ||
 	    (w = cnt_writer_new(out.fd, out_path ? out_path : "standard output", schema, codec, level, 0, &err)) == NULL ||
 	    cnt_fp_track(w, CNT_FP_WINDOWED, &err) != 0 ||
-	    (win = cnt_window_new(defs, defs_path, shards, w, &err)) == NULL)
+	    (win = cnt_window_new(defs, defs_path, shards, w, &err)) == NULL ||
+	    (hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL)
 		cnt_die_err(&err);
 	free(schema);
 	if (rej_path)
@@ -101,7 +132,7 @@ int main(int argc, char **argv)
 		int fd = cnt_cli_open_in(name);
 
 		cnt_progress_input(fd, name);
-		if (cnt_count_input(fd, name, cnt_window_stage, win, &rej, cnt_progress_add, &err) != 0)
+		if (cnt_count_input(fd, name, stage, win, &rej, cnt_progress_add, &err) != 0)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
 	}
@@ -125,6 +156,7 @@ int main(int argc, char **argv)
 		cnt_stats_close(&s);
 		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(t->late, t->out));
 		cnt_stats_u64(&s, "shards", shards);
+		stats_top_key(&s);
 		cnt_stats_array(&s, "counters");
 		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
 			const cnt_counter *ct = cnt_defs_counter_at(defs, k);
@@ -153,6 +185,7 @@ int main(int argc, char **argv)
 			t->in, t->out, t->late, t->out ? 100.0 * (double)t->late / (double)t->out : 0.0, t->rejected);
 	cnt_writer_free(w);
 	cnt_window_free(win);
+	cnt_topkey_free(hot);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	cnt_rejects_release(&rej);

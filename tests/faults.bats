@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -44,6 +44,9 @@ setup_file() {
 	cnt-window --definitions "$DEFS" --output windowed.avro deduped.avro
 	cnt-accumulate --output buckets.avro windowed.avro
 	cnt-accumulate --output doubled.avro buckets.avro buckets.avro
+	# --stats files of a run, for cnt-stats
+	cnt-window --definitions "$DEFS" --output /dev/null --stats winstats.json deduped.avro
+	cnt-diff --stats diffstats.json buckets.avro doubled.avro >/dev/null || :
 	cnt-project --definitions "$DEFS" --board "$BOARD" --views views --now "$NOW" buckets.avro
 	# a member retracted, ready to be erased (cnt-erase rewrites copies)
 	cnt-retract --member m-3307 --tenant acme --counter distance_m --cause deleted --requester dpo \
@@ -212,6 +215,8 @@ full() {
 
 	full cnt-diff "$F/buckets.avro" "$F/doubled.avro"
 	full cnt-diff --stats /dev/full "$F/buckets.avro" "$F/buckets.avro"
+	full cnt-stats "$F/winstats.json" "$F/diffstats.json"
+	full cnt-stats --output-format json --stats /dev/full "$F/winstats.json"
 	jq '.counters[0].versions[0].type = "max"' "$DEFS" >"$T/edited.json"
 	full cnt-defs check "$DEFS" "$T/edited.json"
 	full cnt-defs check --stats /dev/full "$DEFS" "$DEFS"
@@ -335,6 +340,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 			--now "$SEAL_NOW" --stats /dev/stdout "$F/buckets.avro"
 		closed $mode cnt-hold list --output-format json "$F/holds.avro"
 		closed $mode cnt-series "${SERIES[@]}" --output-format json "$F/buckets.avro"
+		closed $mode cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
 	done
 	check_problems
 }
@@ -583,6 +589,12 @@ snaps_ok() {
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/doubled.avro"
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/views/$BOARD/global/current" \
 		"$F/bigviews/$BOARD/global/current"
+	check_problems
+}
+
+@test "allocation failure: cnt-stats fails cleanly at every allocation" {
+	sweep 1 no_prep nothing_left cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
+	sweep 1 no_prep nothing_left cnt-stats --output-format json --threshold late_ratio=0.5 "$F/winstats.json"
 	check_problems
 }
 

@@ -103,7 +103,7 @@ current() {
 	# shellcheck disable=SC2086
 	run --separate-stderr rebuild --promote --stats st.json $SEGS
 	[ "$status" -eq 0 ]
-	jq -e '.equal and .promoted and .board == "acme-30d-distance" and .as_of == 1796031600000 and
+	jq -e '.equal and .promoted and .board == "acme-30d-distance" and .as_of == 1796031600000 and .differences == 0 and
 		.buckets == {left: 23, right: 23, only_left: 0, only_right: 0, changed: 0}' st.json
 	[ "${lines[-1]}" = "promoted: scope global, version 2 (live/views/$BOARD/global/v000002)" ]
 	[ "$(current)" = v000002 ]
@@ -121,7 +121,7 @@ current() {
 	run --separate-stderr rebuild --promote --scratch s --stats st.json $SEGS
 	echo "$output"
 	[ "$status" -eq 1 ]
-	jq -e '.tool == "cnt-rebuild" and .in == 26 and (.equal | not) and (.promoted | not) and
+	jq -e '.tool == "cnt-rebuild" and .in == 26 and (.equal | not) and (.promoted | not) and .differences == 2 and
 		.buckets.changed == 1 and .views == [{scope: "global", left: 5, right: 5, only_left: 0,
 		only_right: 0, changed: 1, fields: 0}] and .replay.events == 26' st.json
 	[[ $output == *$'\nbuckets: DIFFER: 1 changed, 0 only live, 0 only rebuilt (23 live, 23 rebuilt)\n  m-1042 acme/distance_m v1 bucket 2026-11-29T08:00:00Z: count 2 live, 1 rebuilt (live +1); sum 5900 live, 5200 rebuilt (live +700)'* ]]

@@ -115,16 +115,23 @@ has_counters() {
 	cnt-window --definitions defs.json --output /dev/null --stats "$S" deduped.avro
 	valid cnt-window "$S"
 	has_counters "$S"
+	# the hottest key: m"0\ (2 of the 5 events; m"1\ ties and came later)
+	jq -e '.top_key_share == 0.4 and .top_key.member_ref == "m\"0\\" and .top_key.events == 2 and
+		.top_key.exact and .late_ratio == 0' "$S"
 }
 
 @test "cnt-accumulate --stats: valid JSON, ids exact" {
 	cnt-accumulate --output /dev/null --stats "$S" windowed.avro
 	valid cnt-accumulate "$S"
+	jq -e '.late_ratio == 0 and .events == 5' "$S"
 }
 
 @test "cnt-diff --stats: valid JSON, ids exact" {
 	run -1 cnt-diff --stats "$S" buckets.avro doubled.avro
 	valid cnt-diff "$S"
+	jq -e '.differences == .changed and .differences > 0' "$S"
+	cnt-diff --stats "$S" buckets.avro buckets.avro
+	jq -e '.differences == 0' "$S"
 }
 
 @test "cnt-project --stats: valid JSON; board and scope names exact" {
@@ -132,14 +139,18 @@ has_counters() {
 		--stats "$S" buckets.avro
 	valid cnt-project "$S"
 	jq -e --slurpfile ids ids.json '[.scopes[].scope] == [$ids[0].scope]' "$S"
+	# the projection lag: the log's latest ingest time is --now
+	jq -e '.as_of_age_s == 0 and .freshness_budget_s == 60 and (.as_of | type) == "number"' "$S"
+	jq -e '.in > 0 and .out == .members and .out > 0' "$S"
 	jq -e --slurpfile ids ids.json '[.. | strings | select(contains("hort"))] | all(. == $ids[0].cohort_board)' "$S"
 }
 
 @test "cnt-cat and cnt-rank --stats: valid JSON" {
 	cnt-cat --stats "$S" events.avro >/dev/null
 	valid cnt-cat "$S"
-	cnt-rank --views views --board "$BOARD" --now "$NOW" --stats "$S" top 3 >"$BATS_TEST_TMPDIR/top"
+	cnt-rank --views views --board "$BOARD" --now 2026-11-30T09:01:30.500Z --stats "$S" top 3 >"$BATS_TEST_TMPDIR/top"
 	valid cnt-rank "$S"
+	jq -e '.as_of_age_s == 90.5 and .freshness_budget_s == 60' "$S"
 	jq -e '.entries | length == 3' "$BATS_TEST_TMPDIR/top"
 }
 

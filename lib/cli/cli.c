@@ -540,6 +540,18 @@ void cnt_stats_close(cnt_stats *s)
 	s->first = 0;
 }
 
+void cnt_stats_as_of(cnt_stats *s, int has_as_of, int64_t as_of, int64_t now, int64_t budget_s)
+{
+	if (has_as_of) {
+		cnt_stats_i64(s, "as_of", as_of);
+		cnt_stats_double(s, "as_of_age_s", (double)(now - as_of) / 1000.0);
+	} else {
+		cnt_stats_str(s, "as_of", NULL, -1);
+		cnt_stats_str(s, "as_of_age_s", NULL, -1);
+	}
+	cnt_stats_i64(s, "freshness_budget_s", budget_s);
+}
+
 void cnt_stats_release(cnt_stats *s)
 {
 	cnt_buf_release(&s->b);

@@ -196,6 +196,10 @@ void cnt_stats_close(cnt_stats *s);
  * last, so a run that fails leaves neither.  Dies on failure; frees s. */
 void cnt_stats_write(cnt_stats *s, const char *path);
 void cnt_stats_release(cnt_stats *s);
+/* The projection lag of a view (cnt(7), STATISTICS): "as_of" (epoch ms),
+ * "as_of_age_s" (now - as_of, in seconds), both null when the view covers
+ * no log (has_as_of 0), and "freshness_budget_s", the board's budget. */
+void cnt_stats_as_of(cnt_stats *s, int has_as_of, int64_t as_of, int64_t now, int64_t budget_s);
 
 /* ---- progress ----------------------------------------------------------- */
 

@@ -642,10 +642,30 @@ static const char *const filter_names[] = {"user_agent", "address", "rate", NULL
 #define DAY_S 86400
 #define YEAR_S (366 * DAY_S)
 
+/* "probe": true reserves the tenant for synthetic probe events (the
+ * canary, cnt-canary(1)); no leaderboard may rank one of its counters, so
+ * a probe can never reach a real standing (parse_boards refuses it). */
+static int parse_probe(const pctx *c, json_t *o, const char *p, cnt_tenant *t)
+{
+	return get_bool(c, o, p, "probe", 0, &t->probe);
+}
+
+/* A board ranking a probe tenant's counter. */
+static int refuse_probe_board(const pctx *c, const char *p, const cnt_leaderboard *b)
+{
+	char pk[PATH_MAX_LEN], q[80];
+
+	if (!b->tenant->probe)
+		return 0;
+	pkey(pk, p, "tenant_id");
+	return fail(c, pk, "tenant '%s' is a probe tenant (\"probe\": true): no leaderboard may rank "
+		    "its counters", shown(q, b->tenant_id, strlen(b->tenant_id)));
+}
+
 static int parse_tenants(const pctx *c, cnt_defs *d, json_t *arr)
 {
 	static const char *const keys[] = {"tenant_id", "name", "timezone", "event_quota_per_s",
-					   "member_cap", "deletion_sla_days", NULL};
+					   "member_cap", "deletion_sla_days", "probe", NULL};
 	size_t i;
 
 	for (i = 0; i < d->ntenants; i++) {
@@ -661,7 +681,8 @@ static int parse_tenants(const pctx *c, cnt_defs *d, json_t *arr)
 		    get_tz(c, o, p, "timezone", 1, &t->timezone) ||
 		    get_int(c, o, p, "event_quota_per_s", 0, 0, INT64_MAX, 0, &t->event_quota_per_s) ||
 		    get_int(c, o, p, "member_cap", 0, 0, INT64_MAX, 0, &t->member_cap) ||
-		    get_int(c, o, p, "deletion_sla_days", 0, 1, 3650, 30, &t->deletion_sla_days))
+		    get_int(c, o, p, "deletion_sla_days", 0, 1, 3650, 30, &t->deletion_sla_days) ||
+		    parse_probe(c, o, p, t))
 			return -1;
 		if (t->name == NULL)
 			t->name = t->tenant_id;
@@ -1160,6 +1181,8 @@ static int parse_boards(const pctx *c, cnt_defs *d, json_t *arr)
 		}
 		b->counter = &d->counters[ci];
 		b->tenant = b->counter->tenant;
+		if (refuse_probe_board(c, p, b))
+			return -1;
 		if (pin != 0) {
 			cv = cnt_counter_version_get(b->counter, (int)pin);
 			if (cv == NULL) {

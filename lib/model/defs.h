@@ -55,6 +55,8 @@ typedef struct cnt_tenant {
 	int64_t event_quota_per_s; /* 0 = unlimited */
 	int64_t member_cap;        /* 0 = unlimited */
 	int64_t deletion_sla_days;
+	int probe;                 /* "probe": true: synthetic probe events only
+	                            * (cnt-canary); no leaderboard ranks its counters */
 } cnt_tenant;
 
 typedef struct cnt_counter_version {

@@ -468,6 +468,11 @@ static const struct bad_case bad_cases[] = {
 	 "{\"season_id\": \"s\", \"board_id\": \"b\", "
 	 "\"opens_at\": \"2026-01-01T00:00:00\", \"closes_at\": \"2026-02-01T00:00:00\"}]}",
 	 "$.seasons[1].season_id: duplicate season 's' (first declared at $.seasons[0])"},
+	/* probe tenants: a boolean, and no board may rank their counters */
+	{HDR "\"tenants\": [{\"tenant_id\": \"acme\", \"timezone\": \"UTC\", \"probe\": 1}]}",
+	 "$.tenants[0].probe: expected true or false, got integer"},
+	{HDR "\"tenants\": [{\"tenant_id\": \"acme\", \"timezone\": \"UTC\", \"probe\": true}], " CTR ", " BRD "}",
+	 "$.leaderboards[0].tenant_id: tenant 'acme' is a probe tenant (\"probe\": true): no leaderboard may rank its counters"},
 };
 
 static void test_invalid_documents(void)
@@ -524,6 +529,27 @@ static void test_minimal_docs_load(void)
 	d = parse_str("{\"format\": \"cnt-definitions/1\"}", &err);
 	CHECK(d != NULL && cnt_defs_ntenants(d) == 0 && cnt_defs_tenant(d, "x", 1) == NULL &&
 	      cnt_defs_counter(d, "x", 1, "y", 1) == NULL);
+	cnt_defs_free(d);
+}
+
+/* A probe tenant with counters and no board loads; probe defaults to 0. */
+static void test_probe_tenant(void)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_defs *d = parse_str(HDR "\"tenants\": [{\"tenant_id\": \"acme\", \"timezone\": \"UTC\", "
+				"\"probe\": true}, {\"tenant_id\": \"real\", \"timezone\": \"UTC\", "
+				"\"probe\": false}], " CTR "}", &err);
+
+	CHECK(d != NULL);
+	if (d == NULL) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return;
+	}
+	CHECK_EQ_INT(cnt_defs_tenant(d, "acme", 4)->probe, 1);
+	CHECK_EQ_INT(cnt_defs_tenant(d, "real", 4)->probe, 0);
+	cnt_defs_free(d);
+	d = parse_str(HDR TEN "}", &err);
+	CHECK(d != NULL && cnt_defs_tenant(d, "acme", 4)->probe == 0);
 	cnt_defs_free(d);
 }
 
@@ -700,6 +726,7 @@ int main(void)
 	RUN(test_example_file);
 	RUN(test_invalid_documents);
 	RUN(test_minimal_docs_load);
+	RUN(test_probe_tenant);
 	RUN(test_many_counters);
 	RUN(test_tzdir);
 	RUN(test_load_errors);
