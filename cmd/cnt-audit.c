@@ -21,26 +21,42 @@
 #include "model/fingerprint.h"
 
 static const char usage[] =
-	"usage: cnt-audit -d definitions --tenant T --counter C --through TIME\n"
-	"                 (--dry-run | --requester R --authority A --ledger FILE --audits FILE -o file)\n"
-	"                 [--now TIME] [--baseline R] [-F table|json] [-c codec] [--level n] log ...\n";
+	"usage: cnt-audit -d definitions --tenant id --counter id --through time\n"
+	"                 --requester who --authority text --ledger file --audits file -o file\n"
+	"                 [--now time] [--baseline r] [-F table|json] [-c codec] [--level n]\n"
+	"                 [--stats file] [-v] [--progress | --no-progress] log ...\n"
+	"       cnt-audit -d definitions --tenant id --counter id --through time --dry-run\n"
+	"                 [--baseline r] [-F table|json] [--stats file] [-v] log ...\n";
 
 static const char help[] =
 	"Apply the counter's declared audit heuristics to the events of the log files\n"
 	"with event_time before --through, retract the views they flag (cause fraud),\n"
 	"append one line to the audit ledger, and print the findings and the\n"
-	"inflation ratio per video.\n\n"
-	"  -d, --definitions FILE  the definitions (the counter's \"audit\" array)\n"
-	"  --tenant T, --counter C, --through TIME  what is audited (required)\n"
-	"  --dry-run         report only: write nothing\n"
-	"  --requester WHO, --authority WHAT  of the retraction and the audit\n"
-	"  --ledger FILE     the retraction ledger (cnt-retraction(5))\n"
-	"  --audits FILE     the audit ledger (cnt-audit(5))\n"
-	"  -o, --output FILE the compensating events\n"
-	"  --now TIME        audited_at and created_at (default: the clock)\n"
-	"  --baseline R      inflation baseline (default: declared, else 2)\n"
-	"  -F, --output-format table|json  the report on standard output\n"
-	"  -c, --codec NAME, --level N, --stats FILE, -v, -h, --version\n\nSee cnt-audit(1).\n";
+	"inflation ratio per video.\n"
+	"\n"
+	"  -d, --definitions FILE  the definitions (the counter's audit heuristics)\n"
+	"      --tenant ID         the tenant audited (required)\n"
+	"      --counter ID        the counter audited (required)\n"
+	"      --through TIME      the watermark: events before it (required)\n"
+	"      --dry-run           report only: write nothing\n"
+	"      --requester WHO     who asks for the retraction\n"
+	"      --authority TEXT    on what authority (the audit's name and version)\n"
+	"      --ledger FILE       the retraction ledger (cnt-retraction(5))\n"
+	"      --audits FILE       the audit ledger (cnt-audit(5))\n"
+	"  -o, --output FILE       the compensating events\n"
+	"      --now TIME          audited_at and created_at (default: the clock)\n"
+	"      --baseline R        inflation baseline (default: declared, else 2)\n"
+	"  -F, --output-format table|json  the report: a table (default) or JSON lines\n"
+	"  -c, --codec NAME        null, deflate, snappy, xz, zstandard or bzip2\n"
+	"      --level N           compression level (the codec's default)\n"
+	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
+	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          accepted; cnt-audit shows no progress\n"
+	"      --no-progress       no progress\n"
+	"  -h, --help              this help\n"
+	"      --version           print the version\n"
+	"\n"
+	"See cnt-audit(1) and cnt-audit(5).\n";
 
 enum { O_TENANT = CNT_OPT_TOOL_BASE, O_COUNTER, O_THROUGH, O_DRY, O_REQ, O_AUTH, O_LEDGER, O_AUDITS, O_NOW,
 	O_BASELINE };
@@ -91,11 +107,14 @@ static void stats(const cnt_cli_common *co, const cnt_audit *a, const cnt_retrac
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{"definitions", 1, NULL, 'd'}, {"tenant", 1, NULL, O_TENANT}, {"counter", 1, NULL, O_COUNTER},
-		{"through", 1, NULL, O_THROUGH}, {"dry-run", 0, NULL, O_DRY}, {"requester", 1, NULL, O_REQ},
-		{"authority", 1, NULL, O_AUTH}, {"ledger", 1, NULL, O_LEDGER}, {"audits", 1, NULL, O_AUDITS},
-		{"now", 1, NULL, O_NOW}, {"baseline", 1, NULL, O_BASELINE}, {"output-format", 1, NULL, 'F'},
-		{"output", 1, NULL, 'o'}, {"codec", 1, NULL, 'c'}, {"level", 1, NULL, CNT_OPT_LEVEL},
+		{"definitions", required_argument, NULL, 'd'}, {"tenant", required_argument, NULL, O_TENANT},
+		{"counter", required_argument, NULL, O_COUNTER}, {"through", required_argument, NULL, O_THROUGH},
+		{"dry-run", no_argument, NULL, O_DRY}, {"requester", required_argument, NULL, O_REQ},
+		{"authority", required_argument, NULL, O_AUTH}, {"ledger", required_argument, NULL, O_LEDGER},
+		{"audits", required_argument, NULL, O_AUDITS}, {"now", required_argument, NULL, O_NOW},
+		{"baseline", required_argument, NULL, O_BASELINE}, {"output-format", required_argument, NULL, 'F'},
+		{"output", required_argument, NULL, 'o'}, {"codec", required_argument, NULL, 'c'},
+		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
@@ -228,7 +247,10 @@ int main(int argc, char **argv)
 		}
 		cnt_oom(cnt_audit_report(a, &sum, strcmp(fmt, "json") == 0, &rep));
 		stats(&co, a, &r, &sum, tenant, counter, dry, aline != NULL);
-		/* the segment on disk, the retraction, the segment in place, the audit */
+		/* the report first (a closed pipe ends the run before it changes
+		 * anything), then the segment on disk, the retraction, the
+		 * segment in place, the audit */
+		cnt_cli_write(rep.p, rep.len);
 		if (out.tmp && fsync(out.fd) != 0) {
 			cnt_err_write(&err, errno, "cannot write '%s'", out_path);
 			cnt_die_err(&err);
@@ -246,8 +268,8 @@ int main(int argc, char **argv)
 	} else {
 		cnt_oom(cnt_audit_report(a, &sum, strcmp(fmt, "json") == 0, &rep));
 		stats(&co, a, &r, &sum, tenant, counter, dry, 0);
+		cnt_cli_write(rep.p, rep.len);
 	}
-	cnt_cli_write(rep.p, rep.len);
 	if (co.verbose)
 		cnt_cli_note("%llu examined, %llu flagged, %llu retracted", (unsigned long long)cnt_audit_totals_of(a)->examined,
 			(unsigned long long)cnt_audit_totals_of(a)->flagged, (unsigned long long)r.retracted);

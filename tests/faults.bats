@@ -27,9 +27,11 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-audit"
 SEAL_NOW=2026-12-02T00:00:00Z
 PY=/usr/bin/python3
+ADEFS="$ROOT/tests/data/audit/defs.json"
+AUDIT=(cnt-audit --definitions "$ADEFS" --tenant tube --counter views --through 2026-06-09T00:00:00Z)
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -95,6 +97,10 @@ setup_file() {
 	H1=$(cnt-hold list --output-format json holds.avro | jq -r .hold_id | head -n 1)
 	cnt-hold clear --decisions dec0.jsonl --by ana --now "$NOW" --output /dev/null --hold "$H1" holds.avro
 	: >ret0.jsonl
+
+	# The batch audit (cnt-audit): a day of beacons with planted rings.
+	"$ROOT/tests/data/audit/gen.py" | cnt-ingest --definitions "$ADEFS" --now 2026-06-10T00:00:00Z \
+		--max-past 400d --output audit-log.avro -
 }
 
 setup() {
@@ -244,6 +250,13 @@ full() {
 	full cnt-hold clear --decisions "$T/dec.jsonl" --by ana --now "$NOW" --signal rate --output /dev/full "$F/holds.avro"
 	cmp -s "$T/dec.jsonl" "$F/dec0.jsonl" || problem "cnt-hold clear to /dev/full: the decisions ledger changed"
 	full cnt-hold list --stats /dev/full "$F/holds.avro"
+	full "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+	full "${AUDIT[@]}" --dry-run --stats /dev/full "$F/audit-log.avro"
+	full "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+		--output /dev/full "$F/audit-log.avro"
+	full "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+		--output "$O/c.avro" "$F/audit-log.avro"
+	[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit to /dev/full: a ledger was written"
 	check_problems
 }
 
@@ -304,6 +317,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
 		head1 $mode cnt-hold list "$F/bigholds.avro"
 		head1 $mode cnt-hold list --output-format json "$F/bigholds.avro"
+		head1 $mode "${AUDIT[@]}" --dry-run --output-format json "$F/audit-log.avro"
 	done
 	check_problems
 }
@@ -329,6 +343,10 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" \
 			--now "$SEAL_NOW" --stats /dev/stdout "$F/buckets.avro"
 		closed $mode cnt-hold list --output-format json "$F/holds.avro"
+		closed $mode "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+		closed $mode "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+			--output "$O/c.avro" "$F/audit-log.avro"
+		[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit into a closed pipe: a ledger was written"
 	done
 	check_problems
 }
@@ -518,6 +536,22 @@ ledgers_kept() {
 		--signal rate --output "$O/seg.avro" --stats "$O/st.json" "$F/holds.avro"
 	sweep 0 ledger_prep ledgers_kept cnt-hold reject --decisions "$O/dec.jsonl" --ledger "$O/ret.jsonl" \
 		--by ana --now "$NOW" --signal rate --stats "$O/st.json" "$F/holds.avro"
+	check_problems
+}
+
+# cnt-audit: nothing but its ledgers, empty, after a failure
+audit_left() {
+	local f
+	for f in "${FILES[@]}"; do
+		case $f in audits.jsonl | ledger.jsonl) [ ! -s "$O/$f" ] || return 1 ;; *) return 1 ;; esac
+	done
+}
+
+@test "allocation failure: cnt-audit fails cleanly at every allocation, no ledger line written" {
+	sweep 0 no_prep nothing_left "${AUDIT[@]}" --dry-run --output-format json --stats "$O/st.json" "$F/audit-log.avro"
+	sweep 0 no_prep audit_left "${AUDIT[@]}" --requester r --authority a --ledger "$O/ledger.jsonl" \
+		--audits "$O/audits.jsonl" --now 2026-06-09T03:00:00Z --output "$O/c.avro" --stats "$O/st.json" \
+		"$F/audit-log.avro"
 	check_problems
 }
 
