@@ -167,6 +167,8 @@ int main(int argc, char **argv)
 	if (!dry && (req.requester == NULL || req.authority == NULL || ledger == NULL || audits == NULL ||
 		     out_path == NULL))
 		cnt_die_usage("--requester, --authority, --ledger, --audits and -o are required (or --dry-run)");
+	if (!dry && (!cnt_audit_utf8_ok(req.requester) || !cnt_audit_utf8_ok(req.authority)))
+		cnt_die_usage("--requester and --authority must be UTF-8 text");
 	if ((nin = argc - optind) < 1)
 		cnt_die_usage("the log (one or more event files) is required");
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)

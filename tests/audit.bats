@@ -240,6 +240,9 @@ PY
 	[ "$status" -eq 2 ] && [[ "$output" == *"--output-format: 'csv' is not table or json"* ]]
 	run cnt-audit "${AUD[@]}" --dry-run --baseline 0.5 log.avro
 	[ "$status" -eq 2 ]
+	# the ledgers are JSON: an authority that is not UTF-8 is refused, not "out of memory"
+	run cnt-audit "${AUD[@]}" "${WHO[@]}" --authority $'case\xff' -o c.avro log.avro
+	[ "$status" -eq 2 ] && [[ "$output" == *"--requester and --authority must be UTF-8 text"* ]] && [ ! -e ledger.jsonl ]
 	# a broken audit ledger is refused before anything is written
 	echo '{"audit_id":"x"}' >audits.jsonl
 	run cnt-audit "${AUD[@]}" "${WHO[@]}" -o c.avro log.avro

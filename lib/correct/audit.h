@@ -133,6 +133,9 @@ int cnt_audit_retraction_id(const cnt_audit *a, const char *requester, const cha
  * -1 with err set (a ledger that is not one, CNT_ERR_DATA). */
 int cnt_audit_ledger_has(int fd, const char *name, const char *rid, int *has, cnt_err *err);
 
+/* Whether s is valid UTF-8 (the ledgers are JSON): 1 or 0. */
+int cnt_audit_utf8_ok(const char *s);
+
 /* What the report says about the run beside the findings. */
 typedef struct cnt_audit_summary {
 	const char *audit_id;       /* NULL: none appended (dry run, or already audited) */
