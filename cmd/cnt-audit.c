@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	cnt_audit_summary sum = {0};
 	int64_t through = -1, now = -1;
 	double baseline = -1;
-	int level = -1, codec_set = 0, dry = 0, c, nin, *fds, lfd = -1, afd = -1, has = 0;
+	int level = -1, codec_set = 0, dry = 0, c, nin, *fds, lfd = -1, afd = -1;
 	size_t *order;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	const cnt_counter *k;
@@ -203,36 +203,20 @@ int main(int argc, char **argv)
 	if (!dry) {
 		cnt_out out;
 		cnt_writer *w;
-		int *ofd = calloc((size_t)nin, sizeof(*ofd));
-		const char **onames = calloc((size_t)nin, sizeof(*onames));
-		cnt_retract_sel sel = {.scope = CNT_SCOPE_EVENT, .keys = cnt_audit_flagged(a),
-			.nkeys = cnt_audit_nflagged(a), .tenant = tenant, .counter = counter};
+		int named = 0;
 
-		cnt_oom(ofd == NULL || onames == NULL || cnt_audit_retraction_id(a, req.requester, req.authority, rid));
-		for (int i = 0; i < nin; i++) {
-			ofd[i] = fds[order[i]];
-			onames[i] = argv[optind + (int)order[i]];
-			if (lseek(ofd[i], 0, SEEK_SET) != 0)
-				cnt_die("cannot read '%s' again: %m", onames[i]);
-		}
 		if ((lfd = open(ledger, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644)) < 0)
 			cnt_die("cannot open ledger '%s': %m", ledger);
-		if (cnt_audit_ledger_has(lfd, ledger, rid, &has, &err) != 0)
-			cnt_die_err(&err);
-		if (lseek(lfd, 0, SEEK_SET) != 0)
-			cnt_die("cannot read ledger '%s' again: %m", ledger);
-		req.retraction_id = rid;
-		req.cause = "fraud";
 		req.created_at = now;
 		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 		if ((w = cnt_event_writer_new(out.fd, out_path, codec, level, &err)) == NULL ||
 		    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0 ||
-		    (sel.nkeys ? cnt_retract_run(ofd, onames, (size_t)nin, &sel, &req, lfd, ledger, w, NULL, NULL,
-				 &r, &err) : cnt_writer_finish(w, &err)) != 0)
+		    cnt_audit_retract(a, fds, (const char *const *)argv + optind, (size_t)nin, order, &req, lfd, ledger,
+			    w, &r, rid, &named, &err) != 0)
 			cnt_die_err(&err);
 		sum.retracted = r.retracted;
 		sum.already = r.already;
-		sum.retraction_id = r.ledger_records || has ? rid : NULL;
+		sum.retraction_id = named ? rid : NULL;
 		/* an audit already recorded at this watermark that retracts nothing new: idempotent */
 		if (last && last->through_ms == through && r.retracted == 0) {
 			sum.audit_id = last->audit_id;
@@ -263,8 +247,6 @@ int main(int argc, char **argv)
 		if (aline && cnt_auditlog_append(afd, audits, aline, &err) != 0)
 			cnt_die_err(&err);
 		cnt_writer_free(w);
-		free(ofd);
-		free(onames);
 		close(lfd);
 		close(afd);
 	} else {

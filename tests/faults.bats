@@ -317,7 +317,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" --output-format table top 10000
 		head1 $mode cnt-hold list "$F/bigholds.avro"
 		head1 $mode cnt-hold list --output-format json "$F/bigholds.avro"
-		head1 $mode "${AUDIT[@]}" --dry-run --output-format json "$F/audit-log.avro"
+		head1 $mode cnt-audit --definitions "$DEFS" --tenant acme --counter distance_m --through "$NOW" \
+			--dry-run "$F/big.avro"
 	done
 	check_problems
 }

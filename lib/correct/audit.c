@@ -11,6 +11,7 @@
  */
 #include "correct/audit.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -736,6 +737,48 @@ int cnt_audit_ledger_has(int fd, const char *name, const char *rid, int *has, cn
 	rc = cnt_ledger_walk(all.p, all.len, "ledger", name, has_fn, &h, &last, &lines, err);
 	cnt_buf_release(&all);
 	*has = h.has;
+	return rc;
+}
+
+int cnt_audit_retract(const cnt_audit *a, const int *fds, const char *const *names, size_t n,
+	const size_t *order, const cnt_retract_req *req, int ledger_fd, const char *ledger_name,
+	cnt_writer *out, cnt_retract_result *res, char rid[40], int *named, cnt_err *err)
+{
+	cnt_retract_sel sel = {.scope = CNT_SCOPE_EVENT, .keys = a->flagged, .nkeys = a->nflagged,
+		.tenant = a->k->tenant_id, .counter = a->k->counter_id};
+	cnt_retract_req r = *req;
+	int *ofd = calloc(n ? n : 1, sizeof(*ofd)), has = 0, rc = -1;
+	const char **onames = calloc(n ? n : 1, sizeof(*onames));
+
+	memset(res, 0, sizeof(*res));
+	if (ofd == NULL || onames == NULL || cnt_audit_retraction_id(a, req->requester, req->authority, rid) != 0) {
+		cnt_err_nomem(err);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		ofd[i] = fds[order[i]];
+		onames[i] = names[order[i]];
+		if (lseek(ofd[i], 0, SEEK_SET) != 0) {
+			cnt_err_set(err, "cannot read '%s' again: %s", onames[i], strerror(errno));
+			goto out;
+		}
+	}
+	if (cnt_audit_ledger_has(ledger_fd, ledger_name, rid, &has, err) != 0)
+		goto out;
+	if (lseek(ledger_fd, 0, SEEK_SET) != 0) {
+		cnt_err_set(err, "cannot read ledger '%s' again: %s", ledger_name, strerror(errno));
+		goto out;
+	}
+	r.retraction_id = rid;
+	r.cause = "fraud";
+	if (sel.nkeys ? cnt_retract_run(ofd, onames, n, &sel, &r, ledger_fd, ledger_name, out, NULL, NULL, res,
+			    err) : cnt_writer_finish(out, err))
+		goto out;
+	*named = res->ledger_records || has;
+	rc = 0;
+out:
+	free(ofd);
+	free(onames);
 	return rc;
 }
 
