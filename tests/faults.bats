@@ -27,10 +27,12 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
+ADEFS="$ROOT/tests/data/audit/defs.json"
+AUDIT=(cnt-audit --definitions "$ADEFS" --tenant tube --counter views --through 2026-06-09T00:00:00Z)
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -99,6 +101,10 @@ setup_file() {
 	H1=$(cnt-hold list --output-format json holds.avro | jq -r .hold_id | head -n 1)
 	cnt-hold clear --decisions dec0.jsonl --by ana --now "$NOW" --output /dev/null --hold "$H1" holds.avro
 	: >ret0.jsonl
+
+	# The batch audit (cnt-audit): a day of beacons with planted rings.
+	"$ROOT/tests/data/audit/gen.py" | cnt-ingest --definitions "$ADEFS" --now 2026-06-10T00:00:00Z \
+		--max-past 400d --output audit-log.avro -
 }
 
 setup() {
@@ -252,6 +258,13 @@ full() {
 	full cnt-hold list --stats /dev/full "$F/holds.avro"
 	full cnt-series "${SERIES[@]}" "$F/buckets.avro"
 	full cnt-series "${SERIES[@]}" --output-format json --stats /dev/full "$F/buckets.avro"
+	full "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+	full "${AUDIT[@]}" --dry-run --stats /dev/full "$F/audit-log.avro"
+	full "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+		--output /dev/full "$F/audit-log.avro"
+	full "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+		--output "$O/c.avro" "$F/audit-log.avro"
+	[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit to /dev/full: a ledger was written"
 	check_problems
 }
 
@@ -314,6 +327,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-hold list --output-format json "$F/bigholds.avro"
 		head1 $mode cnt-series --definitions "$DEFS" --counter acme/distance_m --from 2026-01-01 --to 2027-01-01 \
 			--granularity hour "$F/buckets.avro"
+		head1 $mode cnt-audit --definitions "$DEFS" --tenant acme --counter distance_m --through "$NOW" \
+			--dry-run "$F/big.avro"
 	done
 	check_problems
 }
@@ -341,6 +356,10 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-hold list --output-format json "$F/holds.avro"
 		closed $mode cnt-series "${SERIES[@]}" --output-format json "$F/buckets.avro"
 		closed $mode cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
+		closed $mode "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+		closed $mode "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
+			--output "$O/c.avro" "$F/audit-log.avro"
+		[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit into a closed pipe: a ledger was written"
 	done
 	check_problems
 }
@@ -530,6 +549,22 @@ ledgers_kept() {
 		--signal rate --output "$O/seg.avro" --stats "$O/st.json" "$F/holds.avro"
 	sweep 0 ledger_prep ledgers_kept cnt-hold reject --decisions "$O/dec.jsonl" --ledger "$O/ret.jsonl" \
 		--by ana --now "$NOW" --signal rate --stats "$O/st.json" "$F/holds.avro"
+	check_problems
+}
+
+# cnt-audit: nothing but its ledgers, empty, after a failure
+audit_left() {
+	local f
+	for f in "${FILES[@]}"; do
+		case $f in audits.jsonl | ledger.jsonl) [ ! -s "$O/$f" ] || return 1 ;; *) return 1 ;; esac
+	done
+}
+
+@test "allocation failure: cnt-audit fails cleanly at every allocation, no ledger line written" {
+	sweep 0 no_prep nothing_left "${AUDIT[@]}" --dry-run --output-format json --stats "$O/st.json" "$F/audit-log.avro"
+	sweep 0 no_prep audit_left "${AUDIT[@]}" --requester r --authority a --ledger "$O/ledger.jsonl" \
+		--audits "$O/audits.jsonl" --now 2026-06-09T03:00:00Z --output "$O/c.avro" --stats "$O/st.json" \
+		"$F/audit-log.avro"
 	check_problems
 }
 

@@ -241,20 +241,26 @@ static int slice_is(cnt_slice s, const char *z)
 	return z == NULL || (strlen(z) == s.n && memcmp(s.p, z, s.n) == 0);
 }
 
-/* Which key names e (index), -1 for none; -2 when there are no keys. */
-static long key_of(const cnt_retract_sel *sel, const cnt_event *e)
+/* Which key names e (index), -1 for none; -2 when there are no keys.
+ * kidx maps the fingerprint of each key to its first index, so that a
+ * long key list (cnt-audit retracts every view it flags by event id)
+ * costs two lookups an event, not a pass over the list; the first key
+ * naming e, by event id or idempotency key, wins, as in the list. */
+static long key_of(const cnt_retract_sel *sel, const cnt_fpset *kidx, const cnt_event *e)
 {
+	uint64_t i1 = UINT64_MAX, i2 = UINT64_MAX;
+
 	if (sel->nkeys == 0)
 		return -2;
-	for (size_t i = 0; i < sel->nkeys; i++) {
-		const char *k = sel->keys[i];
-
-		if (slice_is(e->event_id, k) ||
-		    (slice_is(e->idempotency_key, k) && slice_is(e->tenant_id, sel->tenant) &&
-		     slice_is(e->counter_id, sel->counter)))
-			return (long)i;
-	}
-	return -1;
+	if (cnt_fpset_find(kidx, fp_str(e->event_id.p, e->event_id.n), &i1) && !slice_is(e->event_id, sel->keys[i1]))
+		i1 = UINT64_MAX;
+	if (slice_is(e->tenant_id, sel->tenant) && slice_is(e->counter_id, sel->counter) &&
+	    cnt_fpset_find(kidx, fp_str(e->idempotency_key.p, e->idempotency_key.n), &i2) &&
+	    !slice_is(e->idempotency_key, sel->keys[i2]))
+		i2 = UINT64_MAX;
+	if (i1 == UINT64_MAX && i2 == UINT64_MAX)
+		return -1;
+	return (long)(i1 < i2 ? i1 : i2);
 }
 
 static int attrs_match(const cnt_retract_sel *sel, const cnt_event *e)
@@ -270,9 +276,9 @@ static int attrs_match(const cnt_retract_sel *sel, const cnt_event *e)
 	return 1;
 }
 
-static int selected(const cnt_retract_sel *sel, const cnt_event *e, long *key)
+static int selected(const cnt_retract_sel *sel, const cnt_fpset *kidx, const cnt_event *e, long *key)
 {
-	*key = key_of(sel, e);
+	*key = key_of(sel, kidx, e);
 	if (*key == -1)
 		return 0;
 	if (*key == -2 && (!slice_is(e->tenant_id, sel->tenant) || !slice_is(e->counter_id, sel->counter)))
@@ -421,7 +427,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	void (*note)(void *ctx, const char *key, const char *why), void *ctx,
 	cnt_retract_result *res, cnt_err *err)
 {
-	cnt_fpset done, seen;
+	cnt_fpset done, seen, kidx;
 	cnt_fp last = {0, 0};
 	cnt_buf cbuf = CNT_BUF_INIT, enc = CNT_BUF_INIT;
 	cand *cands = NULL;
@@ -439,6 +445,19 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	if (cnt_fpset_init(&seen, 1024) != 0) {
 		cnt_fpset_release(&done);
 		return cnt_err_nomem(err);
+	}
+	if (cnt_fpset_init(&kidx, sel->nkeys ? sel->nkeys : 1) != 0) {
+		cnt_fpset_release(&done);
+		cnt_fpset_release(&seen);
+		return cnt_err_nomem(err);
+	}
+	for (size_t i = 0; i < sel->nkeys; i++) {
+		uint64_t old;
+
+		if (cnt_fpset_add(&kidx, fp_str(sel->keys[i], strlen(sel->keys[i])), i, &old) < 0) {
+			cnt_err_nomem(err);
+			goto out;
+		}
 	}
 	if ((sel->nkeys && (found = calloc(sel->nkeys, 1)) == NULL) || (ids = json_array()) == NULL ||
 	    (hs = XXH3_createState()) == NULL) {
@@ -470,7 +489,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 				}
 				continue;
 			}
-			if (!selected(sel, &e, &k))
+			if (!selected(sel, &kidx, &e, &k))
 				continue;
 			if (k >= 0)
 				found[k] = 1;
@@ -623,6 +642,7 @@ out:
 	cnt_attrs_buf_release(&ab);
 	cnt_fpset_release(&done);
 	cnt_fpset_release(&seen);
+	cnt_fpset_release(&kidx);
 	return rc;
 }
 

@@ -18,6 +18,11 @@
  *                          {rule: user_agent, list, attr} |
  *                          {rule: address, list, attr} |
  *                          {rule: rate, max_events, span_s, attr} ...],
+ *                        audit: [
+ *                          {heuristic: lockstep, span_s, videos} |
+ *                          {heuristic: burst, attr, span_s, max_events} |
+ *                          {heuristic: watch_time, attr, views, share} |
+ *                          {heuristic: inflation, baseline} ...],
  *                        versions: [
  *                          {version, effective_from, type, bounds_lo,
  *                           bounds_hi, lateness_horizon_s, dedup_horizon_s,
@@ -638,6 +643,7 @@ static const char *const state_names[] = {"open", "closing", "closed", NULL};
 static const char *const order_names[] = {"desc", "asc", NULL};
 static const char *const hold_names[] = {"rate", "lockstep", "device", NULL};
 static const char *const filter_names[] = {"user_agent", "address", "rate", NULL};
+static const char *const audit_names[] = {"lockstep", "burst", "watch_time", "inflation", NULL};
 
 #define DAY_S 86400
 #define YEAR_S (366 * DAY_S)
@@ -968,6 +974,105 @@ static int parse_filters(const pctx *c, json_t *o, const char *p, cnt_counter *k
 		pidx(pf, p, "filters", j);
 		if (parse_filter(c, json_array_get(arr, j), pf, &k->filters[j]) != 0)
 			return -1;
+/* A number in [lo, hi] (integers too), or dflt when absent. */
+static int get_num(const pctx *c, json_t *o, const char *p, const char *key, double lo, double hi,
+		   double dflt, double *out)
+{
+	json_t *v = opt(o, key);
+	char pk[PATH_MAX_LEN];
+
+	*out = dflt;
+	if (v == NULL)
+		return 0;
+	pkey(pk, p, key);
+	if (!json_is_number(v))
+		return fail(c, pk, "expected a number, got %s", jtype(v));
+	*out = json_number_value(v);
+	if (!(*out >= lo && *out <= hi))
+		return fail(c, pk, "%g is out of range [%g, %g]", *out, lo, hi);
+	return 0;
+}
+
+/* One audit heuristic: only the keys its kind takes. */
+static int parse_audit_rule(const pctx *c, json_t *o, const char *p, cnt_audit_rule *r)
+{
+	static const char *const lock_keys[] = {"heuristic", "span_s", "videos", NULL};
+	static const char *const burst_keys[] = {"heuristic", "attr", "span_s", "max_events", NULL};
+	static const char *const watch_keys[] = {"heuristic", "attr", "views", "share", NULL};
+	static const char *const infl_keys[] = {"heuristic", "baseline", NULL};
+	static const char *const *const keys[] = {lock_keys, burst_keys, watch_keys, infl_keys};
+	char pk[PATH_MAX_LEN];
+	int kind;
+
+	if (check_object(c, o, p) || get_enum(c, o, p, "heuristic", audit_names, -1, &kind) ||
+	    check_keys(c, o, p, keys[kind]))
+		return -1;
+	r->kind = (cnt_audit_kind)kind;
+	switch (r->kind) {
+	case CNT_AUDIT_LOCKSTEP:
+		return get_int(c, o, p, "span_s", 1, 0, YEAR_S, 0, &r->span_s) ||
+		       get_int(c, o, p, "videos", 1, 2, 1000000000, 0, &r->videos) ? -1 : 0;
+	case CNT_AUDIT_BURST:
+		if (get_str(c, o, p, "attr", 1, &r->attr) || get_int(c, o, p, "span_s", 1, 0, YEAR_S, 0, &r->span_s) ||
+		    get_int(c, o, p, "max_events", 1, 1, INT64_MAX, 0, &r->max_events))
+			return -1;
+		break;
+	case CNT_AUDIT_WATCH_TIME:
+		if (get_str(c, o, p, "attr", 0, &r->attr) ||
+		    get_int(c, o, p, "views", 1, 2, 1000000000, 0, &r->views) ||
+		    get_num(c, o, p, "share", 0, 1, 1, &r->share))
+			return -1;
+		if (r->share <= 0) {
+			pkey(pk, p, "share");
+			return fail(c, pk, "must be above 0");
+		}
+		if (r->attr == NULL)
+			r->attr = "ms_watched";
+		break;
+	default:
+		if (opt(o, "baseline") == NULL) {
+			pkey(pk, p, "baseline");
+			return fail(c, pk, "required key is missing");
+		}
+		return get_num(c, o, p, "baseline", 1, 1e9, 0, &r->baseline);
+	}
+	if (r->attr[0] == '\0' || strlen(r->attr) > 64) {
+		pkey(pk, p, "attr");
+		return fail(c, pk, "must be 1 to 64 bytes");
+	}
+	return 0;
+}
+
+static int parse_audit(const pctx *c, json_t *o, const char *p, cnt_counter *k)
+{
+	json_t *arr;
+	size_t n;
+	int infl = -1;
+
+	if (get_array(c, o, p, "audit", 0, &arr, &n) != 0)
+		return -1;
+	if (n == 0)
+		return 0;
+	if (n > CNT_AUDIT_MAX) {
+		char pk[PATH_MAX_LEN];
+
+		pkey(pk, p, "audit");
+		return fail(c, pk, "holds %zu heuristics, the limit is %d", n, CNT_AUDIT_MAX);
+	}
+	if ((k->audit = calloc(n, sizeof(*k->audit))) == NULL)
+		return fail(c, p, "out of memory");
+	k->naudit = n;
+	for (size_t j = 0; j < n; j++) {
+		char ph[PATH_MAX_LEN];
+
+		pidx(ph, p, "audit", j);
+		if (parse_audit_rule(c, json_array_get(arr, j), ph, &k->audit[j]) != 0)
+			return -1;
+		if (k->audit[j].kind == CNT_AUDIT_INFLATION) {
+			if (infl >= 0)
+				return fail(c, ph, "a second inflation baseline (the first is at index %d)", infl);
+			infl = (int)j;
+		}
 	}
 	return 0;
 }
@@ -975,7 +1080,7 @@ static int parse_filters(const pctx *c, json_t *o, const char *p, cnt_counter *k
 static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 {
 	static const char *const keys[] = {"tenant_id", "counter_id", "versions", "holds",
-					   "filters", NULL};
+					   "filters", "audit", NULL};
 	size_t i, j;
 
 	for (i = 0; i < d->ncounters; i++) {
@@ -1012,7 +1117,8 @@ static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 		if (k->versions == NULL)
 			return fail(c, p, "out of memory");
 		k->nversions = nv;
-		if (parse_holds(c, o, p, k) != 0 || parse_filters(c, o, p, k) != 0)
+		if (parse_holds(c, o, p, k) != 0 || parse_filters(c, o, p, k) != 0 ||
+		    parse_audit(c, o, p, k) != 0)
 			return -1;
 		for (j = 0; j < nv; j++) {
 			cnt_counter_version *v = &k->versions[j], *pv = j ? &k->versions[j - 1] : NULL;
@@ -1396,6 +1502,7 @@ void cnt_defs_free(cnt_defs *d)
 			for (size_t j = 0; j < d->counters[i].nfilters; j++)
 				free(d->counters[i].filters[j].list_path);
 			free(d->counters[i].filters);
+			free(d->counters[i].audit);
 		}
 	free(d->tenants);
 	free(d->counters);
@@ -1533,6 +1640,11 @@ const char *cnt_defs_enum_name(cnt_defs_enum e, int v)
 const char *cnt_defs_hold_name(cnt_hold_kind k)
 {
 	return (unsigned)k < CNT_HOLD_NKINDS ? hold_names[k] : "?";
+}
+
+const char *cnt_defs_audit_name(cnt_audit_kind k)
+{
+	return (unsigned)k < CNT_AUDIT_NKINDS ? audit_names[k] : "?";
 }
 
 int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k)

@@ -125,6 +125,30 @@ typedef struct cnt_filter {
 	int64_t max_events;    /* rate, >= 1 */
 	int64_t span_s;        /* rate, >= 1 */
 } cnt_filter;
+/* Batch audit heuristics (cnt-definitions(5), "AUDIT HEURISTICS";
+ * lib/correct/audit.h, cnt-audit(1)): like holds, admission policy of a
+ * counter and not part of a version.  Each finds sophisticated invalid
+ * traffic in the archive after the fact; inflation only reports. */
+typedef enum {
+	CNT_AUDIT_LOCKSTEP,   /* one item on >= videos distinct members within span_s */
+	CNT_AUDIT_BURST,      /* > max_events events with one value of attrs[attr] within span_s */
+	CNT_AUDIT_WATCH_TIME, /* an item's views sharing one attrs[attr] value: >= views, >= share */
+	CNT_AUDIT_INFLATION,  /* report: beacons / unique items per member above baseline */
+	CNT_AUDIT_NKINDS
+} cnt_audit_kind;
+
+#define CNT_AUDIT_MAX 16  /* rules per counter */
+
+typedef struct cnt_audit_rule {
+	cnt_audit_kind kind;
+	int64_t span_s;      /* lockstep, burst */
+	int64_t videos;      /* lockstep: >= 2 */
+	int64_t max_events;  /* burst: >= 1 */
+	int64_t views;       /* watch_time: >= 2 */
+	double share;        /* watch_time: (0, 1], default 1 */
+	double baseline;     /* inflation: >= 1 */
+	const char *attr;    /* burst (required), watch_time (default "ms_watched") */
+} cnt_audit_rule;
 
 struct cnt_tenant;
 typedef struct cnt_counter {
@@ -136,6 +160,8 @@ typedef struct cnt_counter {
 	cnt_hold_signal *holds;
 	size_t nfilters;                /* inline filters, in file order (0: none) */
 	cnt_filter *filters;
+	size_t naudit;                  /* audit heuristics, in file order (0: none) */
+	cnt_audit_rule *audit;
 } cnt_counter;
 
 /* A point in time as written in the file: either an instant (with "Z" or a
@@ -252,6 +278,8 @@ const char *cnt_defs_hold_name(cnt_hold_kind k);
 int cnt_defs_hold_parse(const char *name, cnt_hold_kind *k);
 /* "user_agent", "address" or "rate"; "?" if out of range. */
 const char *cnt_defs_filter_name(cnt_filter_kind k);
+/* "lockstep", "burst", "watch_time" or "inflation"; "?" if out of range. */
+const char *cnt_defs_audit_name(cnt_audit_kind k);
 /* The index of c among the counters (cnt_defs_counter_at(d, i) == c). */
 size_t cnt_defs_counter_index(const cnt_defs *d, const cnt_counter *c);
 
