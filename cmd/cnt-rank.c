@@ -3,17 +3,22 @@
  * published ranked view, with a version and an as-of on every answer; or
  * verify a whole view (lib/view/rank.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "base/outfile.h"
+#include "view/guard.h"
 #include "view/rank.h"
+#include "view/verified.h"
 #include "view/view.h"
 
 static const char usage[] =
 	"usage: cnt-rank -w views -b board [--scope key] [--view-version n] [--now time]\n"
 	"                [--overlay events] [--directory file] [-F json|table]\n"
+	"                [--verified] [--guard file]\n"
 	"                [--stats file] [-v] [--progress | --no-progress] question\n"
 	"       question: top [n] | rank member | around member [k] | value member | verify\n";
 
@@ -35,6 +40,10 @@ static const char help[] =
 	"                          added to the member's value before ranking\n"
 	"      --directory FILE    display names and opt-outs, JSON lines\n"
 	"                          {\"member_ref\":..,\"display_name\":..,\"opted_out\":..}\n"
+	"      --verified          answer from the verified view (the count after the\n"
+	"                          audit, as of its watermark) instead of the fast one\n"
+	"      --guard FILE        value: serve a display count that never goes down\n"
+	"                          but for a verified value, recorded in FILE\n"
 	"  -F, --output-format FMT json (default) or table, for people\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one line about the view answered from, on standard error\n"
@@ -45,7 +54,8 @@ static const char help[] =
 	"\n"
 	"See cnt-rank(1) and cnt-view(5).\n";
 
-enum { OPT_SCOPE = CNT_OPT_TOOL_BASE, OPT_VIEW_VERSION, OPT_NOW, OPT_OVERLAY, OPT_DIRECTORY };
+enum { OPT_SCOPE = CNT_OPT_TOOL_BASE, OPT_VIEW_VERSION, OPT_NOW, OPT_OVERLAY, OPT_DIRECTORY, OPT_VERIFIED,
+	OPT_GUARD };
 
 int main(int argc, char **argv)
 {
@@ -58,12 +68,15 @@ int main(int argc, char **argv)
 		{"overlay", required_argument, NULL, OPT_OVERLAY},
 		{"directory", required_argument, NULL, OPT_DIRECTORY},
 		{"output-format", required_argument, NULL, 'F'},
+		{"verified", no_argument, NULL, OPT_VERIFIED},
+		{"guard", required_argument, NULL, OPT_GUARD},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL;
-	int version = 0, table = 0, have_now = 0, c;
+	const char *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL, *guard_path = NULL;
+	int version = 0, table = 0, have_now = 0, verified = 0, c;
+	cnt_guard *guard = NULL;
 	cnt_rank_source src = {.overlay_fd = -1};
 	cnt_rank_question q;
 	cnt_rank_answer a;
@@ -83,6 +96,8 @@ int main(int argc, char **argv)
 		case OPT_NOW: src.now = cnt_cli_time("--now", optarg); have_now = 1; break;
 		case OPT_OVERLAY: src.overlay_name = optarg; break;
 		case OPT_DIRECTORY: dir_path = optarg; break;
+		case OPT_VERIFIED: verified = 1; break;
+		case OPT_GUARD: guard_path = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
 				cnt_die_usage("--output-format: '%s' is not json or table", optarg);
@@ -95,13 +110,20 @@ int main(int argc, char **argv)
 		cnt_die_usage("-w views and -b board are required");
 	if (cnt_rank_parse_question(argc - optind, argv + optind, &q, &err) != 0)
 		cnt_die_usage("%s", err.msg);
+	if (guard_path && (q.kind != CNT_RANK_Q_VALUE || src.overlay_name))
+		cnt_die_usage("--guard serves the public display count: the value question, without --overlay");
 	if (!have_now) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		src.now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	}
-	if (cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) != 0)
+	if ((verified ? cnt_verified_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) :
+		cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err)) != 0)
+		cnt_die_err(&err);
+	if (!verified && v.desc.verified)
+		cnt_die("%s: a verified view where the fast view belongs", vdir);
+	if (guard_path && (guard = cnt_guard_load(guard_path, &err)) == NULL)
 		cnt_die_err(&err);
 	src.view = &v;
 	src.dir = vdir;
@@ -110,8 +132,19 @@ int main(int argc, char **argv)
 	src.members = members;
 	if (src.overlay_name)
 		src.overlay_fd = cnt_cli_open_in(src.overlay_name);
-	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0)
+	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0 || (guard && cnt_guard_answer(guard, &a, &err) != 0))
 		cnt_die_err(&err);
+	if (guard) {   /* recorded before it is served */
+		cnt_out o;
+
+		cnt_cli_out(&o, guard_path);
+		if (cnt_guard_write(guard, &out) != 0)
+			cnt_die_nomem();
+		if (cnt_write_all(o.fd, out.p, out.len) != 0)
+			cnt_err_write(&err, errno, "cannot write the guard '%s'", guard_path), cnt_die_err(&err);
+		cnt_cli_commit(&o);
+		out.len = 0;
+	}
 	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0)
 		cnt_die_nomem();
 	cnt_cli_write(out.p, out.len);
@@ -129,12 +162,18 @@ int main(int argc, char **argv)
 		cnt_stats_str(&st, "scope", v.desc.scope, -1);
 		cnt_stats_i64(&st, "version", version);
 		cnt_stats_u64(&st, "members", v.n);
+		cnt_stats_bool(&st, "verified", v.desc.verified);
+		if (guard) {
+			cnt_stats_u64(&st, "clamped", (uint64_t)a.guard_clamped);
+			cnt_stats_u64(&st, "guard_reset", (uint64_t)a.guard_reset);
+		}
 		cnt_stats_write(&st, co.stats_path);
 	}
 	if (src.overlay_fd >= 0)
 		cnt_cli_close_in(src.overlay_fd);
 	cnt_rank_answer_release(&a);
 	cnt_rank_dir_free(members);
+	cnt_guard_free(guard);
 	cnt_view_close(&v);
 	cnt_buf_release(&out);
 	return cnt_cli_finish();
