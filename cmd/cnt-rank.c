@@ -82,7 +82,8 @@ int main(int argc, char **argv)
 	cnt_rank_answer a;
 	cnt_rank_dir *members = NULL;
 	cnt_view v;
-	cnt_buf out = CNT_BUF_INIT;
+	cnt_buf out = CNT_BUF_INIT, gbuf = CNT_BUF_INIT;
+	cnt_out gout;
 	cnt_err err;
 	char vdir[4200];
 
@@ -125,6 +126,8 @@ int main(int argc, char **argv)
 		cnt_die("%s: a verified view where the fast view belongs", vdir);
 	if (guard_path && (guard = cnt_guard_load(guard_path, &err)) == NULL)
 		cnt_die_err(&err);
+	if (guard_path)
+		cnt_cli_out(&gout, guard_path);
 	src.view = &v;
 	src.dir = vdir;
 	if (dir_path && (members = cnt_rank_dir_load(dir_path, &err)) == NULL)
@@ -134,20 +137,9 @@ int main(int argc, char **argv)
 		src.overlay_fd = cnt_cli_open_in(src.overlay_name);
 	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0 || (guard && cnt_guard_answer(guard, &a, &err) != 0))
 		cnt_die_err(&err);
-	if (guard) {   /* recorded before it is served */
-		cnt_out o;
-
-		cnt_cli_out(&o, guard_path);
-		if (cnt_guard_write(guard, &out) != 0)
-			cnt_die_nomem();
-		if (cnt_write_all(o.fd, out.p, out.len) != 0)
-			cnt_err_write(&err, errno, "cannot write the guard '%s'", guard_path), cnt_die_err(&err);
-		cnt_cli_commit(&o);
-		out.len = 0;
-	}
-	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0)
+	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0 ||
+	    (guard && cnt_guard_write(guard, &gbuf) != 0))
 		cnt_die_nomem();
-	cnt_cli_write(out.p, out.len);
 	if (co.verbose)
 		cnt_cli_note("%s: version %d, %llu members, %s", vdir, version,
 			(unsigned long long)v.n, cnt_rank_qname(q.kind));
@@ -169,6 +161,12 @@ int main(int argc, char **argv)
 		}
 		cnt_stats_write(&st, co.stats_path);
 	}
+	if (guard) {   /* recorded before it is served */
+		if (cnt_write_all(gout.fd, gbuf.p, gbuf.len) != 0)
+			cnt_err_write(&err, errno, "cannot write the guard '%s'", guard_path), cnt_die_err(&err);
+		cnt_cli_commit(&gout);
+	}
+	cnt_cli_write(out.p, out.len);
 	if (src.overlay_fd >= 0)
 		cnt_cli_close_in(src.overlay_fd);
 	cnt_rank_answer_release(&a);
@@ -176,5 +174,6 @@ int main(int argc, char **argv)
 	cnt_guard_free(guard);
 	cnt_view_close(&v);
 	cnt_buf_release(&out);
+	cnt_buf_release(&gbuf);
 	return cnt_cli_finish();
 }
