@@ -111,6 +111,8 @@ int main(int argc, char **argv)
 		cnt_die_usage("-w views and -b board are required");
 	if (cnt_rank_parse_question(argc - optind, argv + optind, &q, &err) != 0)
 		cnt_die_usage("%s", err.msg);
+	if (verified && src.overlay_name)
+		cnt_die_usage("--overlay adds to the fast count: not with --verified");
 	if (guard_path && (q.kind != CNT_RANK_Q_VALUE || src.overlay_name))
 		cnt_die_usage("--guard serves the public display count: the value question, without --overlay");
 	if (!have_now) {

@@ -115,6 +115,8 @@ serve() {
 		rank --verified $q | jq -e '.verified == true and .as_of == "2026-06-09T00:00:00.000Z" and .audit_id == "a-test-1"'
 	done
 	rank verify | jq -e '.intact == true'
+	run -2 --separate-stderr rank --verified --overlay "$F/log2.avro" value v1
+	[ "${stderr%%$'\n'*}" = "cnt-rank: --overlay adds to the fast count: not with --verified" ]
 	run -0 rank -F table top 1
 	[ "${lines[0]}" = "board plat-views  scope global  version 1  as of 2026-06-09T02:00:00.000Z  STALE  fast count" ]
 	run -0 rank --verified -F table value v1
