@@ -9,11 +9,12 @@
 #include "correct/seal.h"
 #include "model/fingerprint.h"
 #include "view/board.h"
+#include "view/verified.h"
 
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -w views [--now time] [--season id]\n"
 	"                   [--scopes file | --scopes-from events] [--no-publish]\n"
-	"                   [--sealed dir] [--split-tenants]\n"
+	"                   [--sealed dir] [--split-tenants] [--verified audits]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress]\n"
 	"                   bucket-file ...\n"
 	"       cnt-project -w views -b board [--scope key] --publish version\n"
@@ -37,6 +38,9 @@ static const char help[] =
 	"                          of the member's latest event\n"
 	"      --no-publish        write the versions, leave `current` alone\n"
 	"      --sealed DIR        refuse a season sealed in DIR (cnt-seal(1))\n"
+	"      --verified AUDITS   build the verified view instead: buckets ending by the\n"
+	"                          latest audit's watermark in the audit ledger AUDITS,\n"
+	"                          as of it, into <scope>/verified\n"
 	"      --publish VERSION   point `current` at VERSION (roll back or forward)\n"
 	"      --scope KEY         with --publish/--freeze: one scope (default: all)\n"
 	"      --freeze, --unfreeze  stop or resume publishing a scope\n"
@@ -51,7 +55,7 @@ static const char help[] =
 
 enum {
 	OPT_NOW = CNT_OPT_TOOL_BASE, OPT_SEASON, OPT_SCOPES, OPT_SCOPES_FROM, OPT_NO_PUBLISH, OPT_PUBLISH,
-	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE, OPT_SEALED
+	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE, OPT_SEALED, OPT_VERIFIED
 };
 
 int main(int argc, char **argv)
@@ -71,12 +75,13 @@ int main(int argc, char **argv)
 		{"unfreeze", no_argument, NULL, OPT_UNFREEZE},
 		{"sealed", required_argument, NULL, OPT_SEALED},
 		{"split-tenants", no_argument, NULL, CNT_OPT_TOOL_BASE + 0x51},
+		{"verified", required_argument, NULL, OPT_VERIFIED},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL, *scopes = NULL;
-	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL;
+	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL, *audits = NULL;
 	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, split = 0, c;
 	int64_t now = 0;
 	cnt_defs *defs;
@@ -102,6 +107,7 @@ int main(int argc, char **argv)
 		case OPT_UNFREEZE: freeze = -1; break;
 		case OPT_SEALED: sealed = optarg; break;
 		case CNT_OPT_TOOL_BASE + 0x51: split = 1; break;
+		case OPT_VERIFIED: audits = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -111,6 +117,8 @@ int main(int argc, char **argv)
 		if (split)
 			cnt_die_usage("--split-tenants builds views; to publish or freeze, name the tenant's directory "
 				"(-w VIEWS/TENANT)");
+		if (audits)
+			cnt_die_usage("--verified builds a view: not with --publish, --freeze or --unfreeze");
 		cnt_cli_max_operands(argc, argv, optind, 0, "bucket files with --publish, --freeze or --unfreeze");
 		if (cnt_board_scope_op(views, board_id, scope, publish, freeze, &err) != 0)
 			cnt_die_err(&err);
@@ -121,7 +129,8 @@ int main(int argc, char **argv)
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_board_begin(&bb, defs, defs_path, board_id, have_now ? &now : NULL, season, scopes, scopes_from,
-		&err) != 0 || cnt_seal_check_publish(defs, &bb, sealed, &err) != 0)
+		&err) != 0 || cnt_seal_check_publish(defs, &bb, sealed, &err) != 0 ||
+	    (audits && cnt_verified_begin(&bb, audits, &err) != 0))
 		cnt_die_err(&err);
 	if (split) /* cnt(7), "TENANT SEPARATION" */
 		views = cnt_cli_tenant_dir(views, bb.board->tenant_id);
@@ -135,7 +144,7 @@ int main(int argc, char **argv)
 		cnt_cli_close_in(fd);
 	}
 	cnt_progress_end();
-	if (cnt_proj_finish(bb.proj, &err) != 0)
+	if (cnt_proj_finish(bb.proj, &err) != 0 || cnt_verified_check(&bb, &err) != 0)
 		cnt_die_err(&err);
 	ps = cnt_proj_get_stats(bb.proj);
 	cnt_stats_begin(&st);
@@ -146,6 +155,7 @@ int main(int argc, char **argv)
 	cnt_stats_u64(&st, "unscoped", ps->unscoped);
 	cnt_stats_u64(&st, "clamped", ps->clamped);
 	cnt_stats_as_of(&st, ps->as_of != INT64_MIN, ps->as_of, bb.now, bb.board->freshness_budget_s);
+	cnt_stats_bool(&st, "verified", bb.verified);
 	cnt_stats_array(&st, "scopes");
 	for (size_t i = 0; i < cnt_proj_nscopes(bb.proj); i++) {
 		cnt_board_written w;

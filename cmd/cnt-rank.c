@@ -3,19 +3,23 @@
  * published ranked view, with a version and an as-of on every answer; or
  * verify a whole view (lib/view/rank.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "base/outfile.h"
+#include "view/guard.h"
 #include "view/rank.h"
+#include "view/verified.h"
 #include "view/view.h"
 
 static const char usage[] =
 	"usage: cnt-rank -w views -b board [--scope key] [--view-version n] [--now time]\n"
 	"                [--overlay events] [--directory file] [-F json|table]\n"
-	"                [--tenant id] [--stats file] [-v] [--progress | --no-progress]\n"
-	"                question\n"
+	"                [--verified] [--guard file] [--tenant id]\n"
+	"                [--stats file] [-v] [--progress | --no-progress] question\n"
 	"       question: top [n] | rank member | around member [k] | value member | verify\n";
 
 static const char help[] =
@@ -36,6 +40,10 @@ static const char help[] =
 	"                          added to the member's value before ranking\n"
 	"      --directory FILE    display names and opt-outs, JSON lines\n"
 	"                          {\"member_ref\":..,\"display_name\":..,\"opted_out\":..}\n"
+	"      --verified          answer from the verified view (the count after the\n"
+	"                          audit, as of its watermark) instead of the fast one\n"
+	"      --guard FILE        value: serve a display count that never goes down\n"
+	"                          but for a verified value, recorded in FILE\n"
 	"  -F, --output-format FMT json (default) or table, for people\n"
 	"      --tenant ID         who is asking: refuse (status 5) a view or overlay\n"
 	"                          of another tenant (default $CNT_TENANT)\n"
@@ -48,7 +56,8 @@ static const char help[] =
 	"\n"
 	"See cnt-rank(1) and cnt-view(5).\n";
 
-enum { OPT_SCOPE = CNT_OPT_TOOL_BASE, OPT_VIEW_VERSION, OPT_NOW, OPT_OVERLAY, OPT_DIRECTORY };
+enum { OPT_SCOPE = CNT_OPT_TOOL_BASE, OPT_VIEW_VERSION, OPT_NOW, OPT_OVERLAY, OPT_DIRECTORY, OPT_VERIFIED,
+	OPT_GUARD };
 
 int main(int argc, char **argv)
 {
@@ -62,18 +71,23 @@ int main(int argc, char **argv)
 		{"directory", required_argument, NULL, OPT_DIRECTORY},
 		{"output-format", required_argument, NULL, 'F'},
 		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
+		{"verified", no_argument, NULL, OPT_VERIFIED},
+		{"guard", required_argument, NULL, OPT_GUARD},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *who = NULL, *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL;
-	int version = 0, table = 0, have_now = 0, c;
+	const char *guard_path = NULL;
+	int version = 0, table = 0, have_now = 0, verified = 0, c;
+	cnt_guard *guard = NULL;
 	cnt_rank_source src = {.overlay_fd = -1};
 	cnt_rank_question q;
 	cnt_rank_answer a;
 	cnt_rank_dir *members = NULL;
 	cnt_view v;
-	cnt_buf out = CNT_BUF_INIT;
+	cnt_buf out = CNT_BUF_INIT, gbuf = CNT_BUF_INIT;
+	cnt_out gout;
 	cnt_err err;
 	char vdir[4200];
 
@@ -88,6 +102,8 @@ int main(int argc, char **argv)
 		case OPT_OVERLAY: src.overlay_name = optarg; break;
 		case OPT_DIRECTORY: dir_path = optarg; break;
 		case CNT_OPT_TENANT: who = optarg; break;
+		case OPT_VERIFIED: verified = 1; break;
+		case OPT_GUARD: guard_path = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
 				cnt_die_usage("--output-format: '%s' is not json or table", optarg);
@@ -100,15 +116,26 @@ int main(int argc, char **argv)
 		cnt_die_usage("-w views and -b board are required");
 	if (cnt_rank_parse_question(argc - optind, argv + optind, &q, &err) != 0)
 		cnt_die_usage("%s", err.msg);
+	if (verified && src.overlay_name)
+		cnt_die_usage("--overlay adds to the fast count: not with --verified");
+	if (guard_path && (q.kind != CNT_RANK_Q_VALUE || src.overlay_name))
+		cnt_die_usage("--guard serves the public display count: the value question, without --overlay");
 	if (!have_now) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		src.now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	}
-	if (cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) != 0)
+	if ((verified ? cnt_verified_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) :
+		cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err)) != 0)
 		cnt_die_err(&err);
 	cnt_cli_tenant_guard_id(who = cnt_cli_tenant(who), v.desc.tenant_id, vdir, "cnt.view");
+	if (!verified && v.desc.verified)
+		cnt_die("%s: a verified view where the fast view belongs", vdir);
+	if (guard_path && (guard = cnt_guard_load(guard_path, &err)) == NULL)
+		cnt_die_err(&err);
+	if (guard_path)
+		cnt_cli_out(&gout, guard_path);
 	src.view = &v;
 	src.dir = vdir;
 	if (dir_path && (members = cnt_rank_dir_load(dir_path, &err)) == NULL)
@@ -116,11 +143,11 @@ int main(int argc, char **argv)
 	src.members = members;
 	if (src.overlay_name)
 		cnt_cli_tenant_guard(who, src.overlay_fd = cnt_cli_open_in(src.overlay_name), src.overlay_name);
-	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0)
+	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0 || (guard && cnt_guard_answer(guard, &a, &err) != 0))
 		cnt_die_err(&err);
-	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0)
+	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0 ||
+	    (guard && cnt_guard_write(guard, &gbuf) != 0))
 		cnt_die_nomem();
-	cnt_cli_write(out.p, out.len);
 	if (co.verbose)
 		cnt_cli_note("%s: version %d, %llu members, %s", vdir, version,
 			(unsigned long long)v.n, cnt_rank_qname(q.kind));
@@ -136,13 +163,26 @@ int main(int argc, char **argv)
 		cnt_stats_i64(&st, "version", version);
 		cnt_stats_u64(&st, "members", v.n);
 		cnt_stats_as_of(&st, v.desc.has_as_of, v.desc.as_of, src.now, v.desc.freshness_budget_s);
+		cnt_stats_bool(&st, "verified", v.desc.verified);
+		if (guard) {
+			cnt_stats_u64(&st, "clamped", (uint64_t)a.guard_clamped);
+			cnt_stats_u64(&st, "guard_reset", (uint64_t)a.guard_reset);
+		}
 		cnt_stats_write(&st, co.stats_path);
 	}
+	if (guard) {   /* recorded before it is served */
+		if (cnt_write_all(gout.fd, gbuf.p, gbuf.len) != 0)
+			cnt_err_write(&err, errno, "cannot write the guard '%s'", guard_path), cnt_die_err(&err);
+		cnt_cli_commit(&gout);
+	}
+	cnt_cli_write(out.p, out.len);
 	if (src.overlay_fd >= 0)
 		cnt_cli_close_in(src.overlay_fd);
 	cnt_rank_answer_release(&a);
 	cnt_rank_dir_free(members);
+	cnt_guard_free(guard);
 	cnt_view_close(&v);
 	cnt_buf_release(&out);
+	cnt_buf_release(&gbuf);
 	return cnt_cli_finish();
 }

@@ -352,7 +352,7 @@ with open(out + "/top.exp", "w") as f:
     for m in order[:10]:
         print(json.dumps([m, rank[m], value[m], last[m]], separators=(",", ":")), file=f)
 with open(out + "/table.exp", "w") as f:
-    print("board %s  scope global  version 1  as of %s" % (board, iso), file=f)
+    print("board %s  scope global  version 1  as of %s  fast count" % (board, iso), file=f)
     for m in order[:10]:
         print("%d %s %d" % (rank[m], m, value[m]), file=f)
 with open(out + "/rank.exp", "w") as f:

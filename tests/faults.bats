@@ -645,6 +645,29 @@ snaps_ok() {
 	check_problems
 }
 
+# the guard given to cnt-rank --guard is there, unchanged, after a failure
+guard_prep() { cp "$T/G0" "$O/G"; }
+guard_kept() { [ "${FILES[*]}" = "G" ] && cmp -s "$O/G" "$T/G0"; }
+
+@test "allocation failure: cnt-project --verified, cnt-rank --verified and --guard fail cleanly at every allocation" {
+	# an audit of the demo's counter through the demo's as-of (an hour boundary in Berlin)
+	"$PY" "$ROOT/tests/data/verified/audit.py" "$T/audits.jsonl" acme distance_m 1796029200000
+	sweep 0 no_prep views_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
+		--now "$NOW" --verified "$T/audits.jsonl" --stats "$O/st.json" "$F/buckets.avro"
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views "$T/views" --now "$NOW" \
+		--verified "$T/audits.jsonl" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-rank --views "$T/views" --board "$BOARD" --now "$NOW" --verified \
+		--output-format table top 3
+	# a guard over a season board (the guard refuses moving windows)
+	cnt-project --definitions "$DEFS" --board acme-spring-5k --season acme-2026-spring --views "$T/sv" \
+		--now "$NOW" --scopes-from "$F/archive.avro" "$F/buckets.avro"
+	cnt-rank --views "$T/sv" --board acme-spring-5k --scope eu --now "$NOW" --guard "$T/G0" value m-1042 >/dev/null
+	cnt-rank --views "$T/sv" --board acme-spring-5k --scope eu --now "$NOW" --guard "$T/G0" value m-9 >/dev/null
+	sweep 0 guard_prep guard_kept cnt-rank --views "$T/sv" --board acme-spring-5k --scope eu --now "$NOW" \
+		--guard "$O/G" --stats "$O/st.json" value m-7
+	check_problems
+}
+
 @test "allocation failure: cnt-rank fails cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
 		--overlay "$F/archive.avro" --directory "$F/members.jsonl" around m-1042 2

@@ -435,14 +435,14 @@ EOF
 @test "every view written verifies, and its description reads back as written" {
 	cnt-project -d "$DEFS" -b cohort -w v --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/geo.avro"
 	for s in div-a div-b; do
-		cnt-rank -w v -b cohort --scope "$s" verify | one --arg s "$s" '.verified and .scope == $s'
+		cnt-rank -w v -b cohort --scope "$s" verify | one --arg s "$s" '.intact and .scope == $s'
 		desc "v/cohort/$s/current" | one --arg s "$s" '.scope == $s and .scope_kind == "cohort" and
 			.counter_version == null and .counter_type == "exact" and .members == .head'
 	done
 	# an empty view (a cohort of nobody counted) verifies too
 	printf 'member_ref,scope\nnobody,empty\n' >e.csv
 	cnt-project -d "$DEFS" -b cohort -w e --now "$INGEST_NOW" --scopes e.csv "$F/geo.avro"
-	cnt-rank -w e -b cohort --scope empty verify | one '.verified and .members == 0'
+	cnt-rank -w e -b cohort --scope empty verify | one '.intact and .members == 0'
 	cnt-rank -w e -b cohort --scope empty top | one '.entries == [] and .top == 0'
 }
 

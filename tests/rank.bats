@@ -240,7 +240,7 @@ rank() {
 @test "-F table: a header line and one line per member" {
 	run -0 rank -b cap3 -F table --directory "$VDATA/directory.jsonl" top 3
 	[ "${#lines[@]}" -eq 4 ]
-	[[ ${lines[0]} == "board cap3  scope global  version 1  as of 2026-03-01T12:00:00.000Z" ]]
+	[[ ${lines[0]} == "board cap3  scope global  version 1  as of 2026-03-01T12:00:00.000Z  fast count" ]]
 	[[ ${lines[1]} =~ ^\ +1\ +Ada\ +100$ ]]
 	run -0 rank -b cap3 -F table rank p4
 	[ "${lines[1]}" = "p4: value 75, rank between 4 and 5 (histogram band)" ]
@@ -332,10 +332,10 @@ rank() {
 @test "verify: the whole view against its checksums and structure; ok is exit 0, corrupt exit 2 naming what" {
 	run -0 rank -b cap3 verify
 	echo "$output" | one --argjson n "$(stat -c %s "$V/cap3/global/v000001/index.bin")" \
-		'.board == "cap3" and .version == 1 and .verified == true and .members == 7 and .bytes == $n'
+		'.board == "cap3" and .version == 1 and .intact == true and .members == 7 and .bytes == $n'
 	run -0 rank -b cap3 -F table verify
-	[ "${lines[1]}" = "verified: 7 members, $(stat -c %s "$V/cap3/global/v000001/index.bin") bytes of index.bin and the head in view.avro" ]
-	for b in rk_comp rk_dense rk_ord rk_latest rk_ref; do rank -b $b verify | one '.verified'; done
+	[ "${lines[1]}" = "intact: 7 members, $(stat -c %s "$V/cap3/global/v000001/index.bin") bytes of index.bin and the head in view.avro" ]
+	for b in rk_comp rk_dense rk_ord rk_latest rk_ref; do rank -b $b verify | one '.intact'; done
 	cp -r "$V" W
 	idx=W/cap3/global/v000001/index.bin
 	cp "$idx" good.bin

@@ -176,6 +176,8 @@ fail:
 void cnt_board_end(cnt_board_build *bb)
 {
 	cnt_proj_free(bb->proj);
+	free(bb->audit_id);
+	bb->audit_id = NULL;
 	if (bb->tzc)
 		cnt_tz_cache_free(bb->tzc);
 	bb->proj = NULL;
@@ -298,8 +300,11 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	out->scope = cnt_proj_scope(bb->proj, i);
 	if (cnt_proj_view(bb->proj, i, &vb, err) != 0)
 		return -1;
-	if (cnt_viewdir_path(dir, sizeof(dir), views, b->board_id, out->scope) != 0)
+	if (cnt_viewdir_path(dir, sizeof(dir), views, b->board_id, out->scope) != 0 ||
+	    (bb->verified && strlen(dir) + sizeof("/verified") > sizeof(dir)))
 		return cnt_err_set(err, "path too long for scope '%s'", out->scope);
+	if (bb->verified)
+		strcat(dir, "/verified");   /* view/verified.h: beside the fast view */
 	if (check_published(dir, err) != 0 || cnt_viewdir_next(dir, &version, err) != 0)
 		return -1;
 	cnt_viewdesc_from_board(&d, b, bb->ctype);
@@ -312,6 +317,12 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	d.has_as_of = st->as_of != INT64_MIN;
 	d.as_of = d.has_as_of ? st->as_of : 0;
 	d.built_at = bb->now;
+	if (bb->verified) {
+		d.verified = 1;
+		d.audit_id = bb->audit_id;
+		d.has_as_of = 1;
+		d.as_of = bb->through;
+	}
 	vb.desc = &d;
 	/* the board and the counter versions it ranked */
 	if (cnt_fp_set_dump(cnt_proj_versions(bb->proj), b, &fps, err) != 0)

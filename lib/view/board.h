@@ -35,6 +35,11 @@ typedef struct cnt_board_build {
 	const char *label;           /* the season_id, or the window kind's name */
 	cnt_tz_cache *tzc;
 	cnt_proj *proj;              /* add scopes and buckets to it, then finish */
+	/* A verified build (view/verified.h): the views go to the scope's
+	 * verified/ directory, as of the audit's watermark through. */
+	int verified;
+	int64_t through;
+	char *audit_id;              /* owned */
 } cnt_board_build;
 
 /* The window of board b at now into *from, *to and *label (borrowed from

@@ -199,6 +199,12 @@ static pmember *member(cnt_proj *p, const char *name, size_t n)
 
 static int scope_index(cnt_proj *p, const char *scope, size_t sn, size_t *out);
 
+void cnt_proj_cut(cnt_proj *p, int64_t to)
+{
+	if (to >= p->from && to < p->to)
+		p->to = to;
+}
+
 int cnt_proj_set_scope(cnt_proj *p, const char *name, size_t mn, const char *scope, size_t sn)
 {
 	pmember *m = member(p, name, mn);

@@ -30,6 +30,11 @@ typedef struct cnt_proj cnt_proj;
 cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, cnt_err *err);
 void cnt_proj_free(cnt_proj *p);
 
+/* Moves the window's end to to (from <= to <= the end given to
+ * cnt_proj_new), before any bucket is added: a verified view's window
+ * ends at its audit's watermark (view/verified.h). */
+void cnt_proj_cut(cnt_proj *p, int64_t to);
+
 /* Assigns a member to a scope (before cnt_proj_finish).  A member given
  * twice keeps the last.  0 or -1 (out of memory). */
 int cnt_proj_set_scope(cnt_proj *p, const char *member, size_t mn, const char *scope, size_t sn);

@@ -658,15 +658,17 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 	} else {
 		rc = rc || cnt_buf_printf(out, ",\"as_of\":null,\"as_of_ms\":null");
 	}
-	rc = rc || cnt_buf_printf(out, ",\"stale\":%s,\"frozen\":%s", a->stale ? "true" : "false",
-		a->frozen ? "true" : "false");
+	rc = rc || cnt_buf_printf(out, ",\"stale\":%s,\"frozen\":%s,\"verified\":%s", a->stale ? "true" : "false",
+		a->frozen ? "true" : "false", d->verified ? "true" : "false");
+	if (d->verified)
+		rc = rc || json_str(out, "audit_id", d->audit_id, strlen(d->audit_id));
 	switch (a->kind) {
 	case CNT_RANK_Q_TOP:
 		rc = rc || cnt_buf_printf(out, ",\"top\":%" PRIu64 ",\"members\":%" PRIu64, a->top, a->view->n) ||
 			items_json(out, "entries", a);
 		break;
 	case CNT_RANK_Q_VERIFY:
-		rc = rc || cnt_buf_printf(out, ",\"verified\":true,\"members\":%" PRIu64 ",\"bytes\":%zu",
+		rc = rc || cnt_buf_printf(out, ",\"intact\":true,\"members\":%" PRIu64 ",\"bytes\":%zu",
 			a->view->n, a->view->map_len);
 		break;
 	default:
@@ -676,6 +678,14 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 				",\"retracted\":%" PRIu64 "}", a->overlay_events, a->overlay_delta, a->overlay_retracted);
 		else if (a->overlaid == 2)
 			rc = rc || cnt_buf_printf(out, ",\"overlay\":{\"supported\":false}");
+		if (a->guarded) {
+			rc = rc || cnt_buf_printf(out, ",\"found\":%s,\"value\":%" PRId64 ",\"guard\":{\"clamped\":%s,"
+				"\"reset\":%s,\"unguarded_value\":%" PRId64, a->found ? "true" : "false", a->value,
+				a->guard_clamped ? "true" : "false", a->guard_reset ? "true" : "false", a->unguarded);
+			rc = rc || (a->guard_had_floor ? cnt_buf_printf(out, ",\"floor\":%" PRId64 "}}\n", a->guard_floor) :
+				cnt_buf_printf(out, ",\"floor\":null}}\n"));
+			return rc ? -1 : 0;
+		}
 		if (!a->found) {
 			rc = rc || cnt_buf_printf(out, ",\"found\":false");
 			break;
@@ -703,10 +713,17 @@ int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out)
 
 	if (d->has_as_of)
 		cnt_time_format_rfc3339(d->as_of, t);
-	rc = cnt_buf_printf(out, "board %s  scope %s  version %d  as of %s%s%s\n", d->board, d->scope, d->version, t,
-		a->stale ? "  STALE" : "", a->frozen ? "  FROZEN" : "");
-	if (a->kind == CNT_RANK_Q_VERIFY)
-		rc = rc || cnt_buf_printf(out, "verified: %" PRIu64 " members, %zu bytes of index.bin and the head in view.avro\n",
+	rc = cnt_buf_printf(out, "board %s  scope %s  version %d  as of %s%s%s  %s count%s%s%s\n", d->board, d->scope,
+		d->version, t, a->stale ? "  STALE" : "", a->frozen ? "  FROZEN" : "", d->verified ? "verified" : "fast",
+		d->verified ? " (audit " : "", d->verified ? d->audit_id : "", d->verified ? ")" : "");
+	if (a->guarded && a->guard_clamped)
+		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 " (guard: the view's %" PRId64 " clamped to the last served)\n",
+			a->member, a->value, a->unguarded);
+	else if (a->guarded)
+		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 "%s\n", a->member, a->value,
+			a->guard_reset ? " (guard: verified, the floor reset to it)" : "");
+	else if (a->kind == CNT_RANK_Q_VERIFY)
+		rc = rc || cnt_buf_printf(out, "intact: %" PRIu64 " members, %zu bytes of index.bin and the head in view.avro\n",
 			a->view->n, a->view->map_len);
 	else if (a->kind != CNT_RANK_Q_TOP && !a->found)
 		rc = rc || cnt_buf_printf(out, "%s: not in this view\n", a->member);

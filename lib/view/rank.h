@@ -129,7 +129,13 @@ typedef struct cnt_rank_answer {
 	cnt_rank_item *items;
 	size_t nitems;
 	/* verify */
-	int verified;
+	int verified;                /* the whole view checked out ("intact") */
+	/* value with a display guard (view/guard.h) */
+	int guarded;
+	int guard_clamped, guard_reset, guard_old;
+	int64_t unguarded;           /* the view's value before the guard */
+	int guard_had_floor;
+	int64_t guard_floor;         /* the last served before this answer */
 } cnt_rank_answer;
 
 /* Answers q from src into a (which the caller releases with
@@ -139,6 +145,10 @@ typedef struct cnt_rank_answer {
 int cnt_rank_answer_question(const cnt_rank_source *src, const cnt_rank_question *q, cnt_rank_answer *a,
 	cnt_err *err);
 void cnt_rank_answer_release(cnt_rank_answer *a);
+
+/* Every answer says which count it is from: the view's description
+ * "verified" (a verified view, view/verified.h) or not (the fast count),
+ * as "verified":true|false beside its as-of. */
 
 /* Appends the answer as one line of JSON (cnt-rank(1), "OUTPUT"), or as
  * lines for people.  0, or -1 when out of memory. */

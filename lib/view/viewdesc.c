@@ -43,6 +43,14 @@
  *   histogram          object  scale (log | linear), bins (1..2^17)
  *   members            integer the members in the view
  *   head               integer min(members, materialised_cap)
+ *   verified           true, only in a verified view (cnt-project
+ *                      --verified): its as_of (and log_position) is then
+ *                      the audit's watermark through_ms, not a log time
+ *   audit_id           string  only in a verified view: the audit entry
+ *
+ * A fast view has neither of the last two keys (a reader takes their
+ * absence for a fast view), so its bytes are what they were before
+ * verified views existed.
  *
  * Strings are valid UTF-8 (JSON text must be; a scope key from the data
  * that is not is refused when writing, not mangled) and are escaped as
@@ -195,6 +203,10 @@ static int check(const cnt_viewdesc *d, cnt_err *err)
 			cnt_defs_window_name(d->window_kind));
 	if (d->from > d->to)
 		return cnt_err_set(err, "$.window: from is after to");
+	if (d->verified && (check_str(d->audit_id, "$.audit_id", err) != 0))
+		return -1;
+	if (d->verified && !d->has_as_of)
+		return cnt_err_set(err, "$.as_of: a verified view's as_of is its audit's watermark, not null");
 	if (d->ntie_break < 1 || d->ntie_break > CNT_TIE_MAX)
 		return cnt_err_set(err, "$.tie_break: expected 1 to %d rules", CNT_TIE_MAX);
 	for (size_t i = 0; i < d->ntie_break; i++) {
@@ -279,7 +291,9 @@ int cnt_viewdesc_write(const cnt_viewdesc *d, cnt_buf *out, cnt_err *err)
 		put_int(out, "materialised_cap", d->materialised_cap) ||
 		put_int(out, "freshness_budget_s", d->freshness_budget_s) ||
 		cnt_buf_printf(out, ",\"histogram\":{\"scale\":\"%s\",\"bins\":%" PRIu64 "}", scale_names[d->hist_scale], d->bins) ||
-		cnt_buf_printf(out, ",\"members\":%" PRIu64 ",\"head\":%" PRIu64 "}", d->members, d->head);
+		cnt_buf_printf(out, ",\"members\":%" PRIu64 ",\"head\":%" PRIu64, d->members, d->head) ||
+		(d->verified && (cnt_buf_printf(out, ",\"verified\":true") || put_str(out, "audit_id", d->audit_id))) ||
+		cnt_buf_putc(out, '}');
 	if (rc) {
 		out->len = start;
 		return cnt_err_oom(err, "writing the view description");
@@ -441,6 +455,15 @@ static int parse(cnt_viewdesc *d, json_t *j, cnt_err *err)
 	if (get_int(j, "$", "head", 0, UINT32_MAX - 1, &i64, NULL, err) != 0)
 		return -1;
 	d->head = (uint64_t)i64;
+	if ((x = json_object_get(j, "verified")) != NULL) {
+		if (!json_is_true(x))
+			return cnt_err_set(err, "$.verified: expected true (a fast view has no such key)");
+		d->verified = 1;
+		if (get_str(j, "$", "audit_id", &d->audit_id, err) != 0)
+			return -1;
+	} else if (json_object_get(j, "audit_id") != NULL) {
+		return cnt_err_set(err, "$.audit_id: only a verified view has one");
+	}
 	return check(d, err);
 }
 

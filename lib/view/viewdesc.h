@@ -47,6 +47,11 @@ typedef struct cnt_viewdesc {
 	int64_t freshness_budget_s;       /* >= 0 */
 	cnt_hist_scale hist_scale;
 	uint64_t bins, members, head;     /* as in index.bin's header */
+	/* A verified view (cnt-project --verified): the count after the audit
+	 * audit_id, over events before its watermark, which is then as_of.
+	 * 0 and NULL for a fast view (the keys are not written). */
+	int verified;
+	const char *audit_id;
 	void *json_;                      /* the parsed document, for the strings */
 } cnt_viewdesc;
 

@@ -278,7 +278,8 @@ out:
 }
 
 #define HEAD "{\"board\":\"b\",\"scope\":\"global\",\"version\":1,\"as_of\":\"2026-03-01T12:00:00.000Z\"," \
-	"\"as_of_ms\":1772366400000,\"stale\":false,\"frozen\":false"
+	"\"as_of_ms\":1772366400000,\"stale\":false,\"frozen\":false,\"verified\":false"
+#define TFAST "  fast count"
 #define THEAD "board b  scope global  version 1  as of 2026-03-01T12:00:00.000Z"
 #define NOW (FX_T0 + 125 * FX_MIN)
 
@@ -290,25 +291,25 @@ static void test_answers(void)
 	a = ask("top 2", NOW, NULL, NULL);
 	CHECK_EQ_STR(a.json, HEAD ",\"top\":2,\"members\":7,\"entries\":[{\"member_ref\":\"p1\",\"rank\":1,\"value\":100,"
 		"\"last_event_time\":1772359200000},{\"member_ref\":\"p2\",\"rank\":2,\"value\":90,\"last_event_time\":1772359200000}]}\n");
-	CHECK_EQ_STR(a.table, THEAD "\n"
+	CHECK_EQ_STR(a.table, THEAD TFAST "\n"
 		"       1  p1                                        100\n"
 		"       2  p2                                         90\n");
 	a = ask("top 50", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"top\":3,") != NULL);
 	a = ask("rank p3", NOW, NULL, NULL);
 	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p3\",\"found\":true,\"value\":80,\"kind\":\"exact\",\"rank\":3}\n");
-	CHECK_EQ_STR(a.table, THEAD "\np3: value 80, rank 3\n");
+	CHECK_EQ_STR(a.table, THEAD TFAST "\np3: value 80, rank 3\n");
 	a = ask("rank p4", NOW, NULL, NULL);
 	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p4\",\"found\":true,\"value\":75,\"kind\":\"band\",\"rank_band\":[4,5],"
 		"\"top_percent_band\":[42.857,71.429]}\n");
-	CHECK_EQ_STR(a.table, THEAD "\np4: value 75, rank between 4 and 5 (histogram band)\n");
+	CHECK_EQ_STR(a.table, THEAD TFAST "\np4: value 75, rank between 4 and 5 (histogram band)\n");
 	a = ask("value p6", NOW, NULL, NULL);
 	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p6\",\"found\":true,\"value\":40}\n");
-	CHECK_EQ_STR(a.table, THEAD "\np6: value 40\n");
+	CHECK_EQ_STR(a.table, THEAD TFAST "\np6: value 40\n");
 	a = ask("rank nobody", NOW + 3600000, NULL, NULL);
 	CHECK(strstr(a.json, "\"stale\":true") != NULL);
 	CHECK(strstr(a.json, ",\"member_ref\":\"nobody\",\"found\":false}\n") != NULL);
-	CHECK_EQ_STR(a.table, THEAD "  STALE\nnobody: not in this view\n");
+	CHECK_EQ_STR(a.table, THEAD "  STALE" TFAST "\nnobody: not in this view\n");
 	a = ask("around p4 1", NOW, NULL, NULL);
 	CHECK(strstr(a.json, ",\"neighbourhood\":[{\"member_ref\":\"p3\",\"rank\":3,\"value\":80,\"last_event_time\":1772359200000},"
 		"{\"member_ref\":\"p4\",\"value\":75,") != NULL);
@@ -316,7 +317,7 @@ static void test_answers(void)
 	a = ask("around nobody 1", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"found\":false}") != NULL);
 	a = ask("verify", NOW, NULL, NULL);
-	CHECK(strstr(a.json, ",\"verified\":true,\"members\":7,\"bytes\":") != NULL);
+	CHECK(strstr(a.json, ",\"intact\":true,\"members\":7,\"bytes\":") != NULL);
 	/* the directory: names, opt-outs, the last line of a member wins */
 	snprintf(dir, sizeof(dir), "%s/dir.jsonl", tmpdir);
 	CHECK_EQ_INT(write_file(dir,

@@ -245,6 +245,44 @@ static void test_writer_refuses(void)
 #undef REFUSED
 }
 
+/* A verified view's two keys: written last, read back; refused when
+ * malformed or alone (view/verified.h). */
+static void test_verified_keys(void)
+{
+	cnt_viewdesc d = base(), r;
+	cnt_buf b = CNT_BUF_INIT, b2 = CNT_BUF_INIT;
+	cnt_err err;
+	static const char tail[] = "\"members\":7,\"head\":3,\"verified\":true,\"audit_id\":\"a-1\"}";
+
+	d.verified = 1;
+	d.audit_id = "a-1";
+	CHECK_EQ_INT(cnt_viewdesc_write(&d, &b, &err), 0);
+	CHECK(b.len > sizeof(tail) && memcmp(b.p + b.len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) == 0);
+	CHECK_EQ_INT(cnt_viewdesc_parse(&r, (const char *)b.p, b.len, &err), 0);
+	CHECK(r.verified == 1);
+	CHECK_EQ_STR(r.audit_id, "a-1");
+	CHECK_EQ_INT(cnt_viewdesc_write(&r, &b2, &err), 0);
+	CHECK(b2.len == b.len && memcmp(b2.p, b.p, b.len) == 0);
+	cnt_viewdesc_release(&r);
+	/* a fast view reads as not verified */
+	CHECK_EQ_INT(cnt_viewdesc_parse(&r, golden, sizeof(golden) - 1, &err), 0);
+	CHECK(r.verified == 0 && r.audit_id == NULL);
+	cnt_viewdesc_release(&r);
+	CHECK(rejects("\"head\":3}", "\"head\":3,\"verified\":false}", "$.verified: expected true"));
+	CHECK(rejects("\"head\":3}", "\"head\":3,\"verified\":true}", "$.audit_id: missing"));
+	CHECK(rejects("\"head\":3}", "\"head\":3,\"verified\":true,\"audit_id\":\"\"}", "$.audit_id: expected a non-empty"));
+	CHECK(rejects("\"head\":3}", "\"head\":3,\"audit_id\":\"a-1\"}", "$.audit_id: only a verified view"));
+	/* the writer refuses what the reader would */
+	d.audit_id = NULL;
+	b.len = 0;
+	CHECK(cnt_viewdesc_write(&d, &b, &err) != 0);
+	d.audit_id = "a-1";
+	d.has_as_of = 0;
+	CHECK(cnt_viewdesc_write(&d, &b, &err) != 0);
+	cnt_buf_release(&b);
+	cnt_buf_release(&b2);
+}
+
 static void test_stale(void)
 {
 	cnt_viewdesc d = base();
@@ -276,6 +314,7 @@ int main(void)
 	RUN(test_round_trip_variants);
 	RUN(test_bad_descriptions);
 	RUN(test_writer_refuses);
+	RUN(test_verified_keys);
 	RUN(test_stale);
 	RUN(test_names);
 	return unit_report("test_viewdesc");
