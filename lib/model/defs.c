@@ -974,6 +974,10 @@ static int parse_filters(const pctx *c, json_t *o, const char *p, cnt_counter *k
 		pidx(pf, p, "filters", j);
 		if (parse_filter(c, json_array_get(arr, j), pf, &k->filters[j]) != 0)
 			return -1;
+	}
+	return 0;
+}
+
 /* A number in [lo, hi] (integers too), or dflt when absent. */
 static int get_num(const pctx *c, json_t *o, const char *p, const char *key, double lo, double hi,
 		   double dflt, double *out)
