@@ -612,7 +612,8 @@ int cnt_audit_run(cnt_audit *a, cnt_err *err)
 		a->tot.inflated += (uint64_t)v->inflated;
 	}
 	qsort(a->videos, nv, sizeof(*a->videos), video_cmp);
-	qsort(a->findings, a->nfindings, sizeof(*a->findings), finding_cmp);
+	if (a->nfindings)
+		qsort(a->findings, a->nfindings, sizeof(*a->findings), finding_cmp);
 	if ((a->flagged = malloc((a->tot.flagged ? a->tot.flagged : 1) * sizeof(*a->flagged))) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < a->nrows; i++)
