@@ -12,7 +12,7 @@
 static const char usage[] =
 	"usage: cnt-series -d definitions --counter tenant/counter --from time --to time\n"
 	"                  [--granularity hour|day] [--by dimension] [--member id]...\n"
-	"                  [--members file] [--creator id] [-F table|json]\n"
+	"                  [--members file] [--creator id] [-F table|json] [--tenant id]\n"
 	"                  [--stats file] [-v] [--progress | --no-progress] buckets...\n";
 
 static const char help[] =
@@ -34,6 +34,8 @@ static const char help[] =
 	"                          counter must declare the dimension \"creator\")\n"
 	"                          without --member, --members or --creator: every video\n"
 	"  -F, --output-format FMT table (default) or json (JSON lines)\n"
+	"      --tenant ID         who is asking: refuse (status 5) the counter or a\n"
+	"                          bucket file of another tenant (default $CNT_TENANT)\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one line about what was read, on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -58,12 +60,13 @@ int main(int argc, char **argv)
 		{"members", required_argument, NULL, OPT_MEMBERS},
 		{"creator", required_argument, NULL, OPT_CREATOR},
 		{"output-format", required_argument, NULL, 'F'},
+		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_series_query q = {0};
-	const char *defs_path = NULL, *counter = NULL;
+	const char *defs_path = NULL, *counter = NULL, *who = NULL;
 	const cnt_series_result *res;
 	const char **members = NULL;
 	int table = 1, c, *fds;
@@ -95,6 +98,7 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MEMBERS: q.members_file = optarg; break;
 		case OPT_CREATOR: q.creator = optarg; break;
+		case CNT_OPT_TENANT: who = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
 				cnt_die_usage("--output-format: '%s' is not table or json", optarg);
@@ -115,6 +119,7 @@ int main(int argc, char **argv)
 	q.tenant = tc;
 	q.counter = tc + strlen(tc) + 1;
 	q.members = members;
+	cnt_cli_tenant_guard_id(who = cnt_cli_tenant(who), q.tenant, counter, "--counter");
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL)
 		cnt_die_err(&err);
 	q.defs = defs;
@@ -125,7 +130,7 @@ int main(int argc, char **argv)
 		cnt_die_nomem();
 	cnt_progress_start(&co);
 	for (size_t i = 0; i < nfiles; i++)
-		fds[i] = cnt_cli_open_in(argv[optind + (int)i]);
+		cnt_cli_tenant_guard(who, fds[i] = cnt_cli_open_in(argv[optind + (int)i]), argv[optind + (int)i]);
 	if (cnt_series_run(s, fds, (const char *const *)argv + optind, nfiles, &res, &err) != 0)
 		cnt_die_err(&err);
 	cnt_progress_end();

@@ -320,3 +320,26 @@ EOF
 	[ -s w ]
 	diff g w
 }
+
+@test "--tenant: the asking tenant's counter and files are answered; another tenant's are refused with status 5" {
+	run -0 cnt-series "${S[@]}" --from 2026-03-01 --to 2026-03-08 -F json "$F/b.avro"
+	plain=$output
+	run -0 cnt-series "${S[@]}" --tenant tube --from 2026-03-01 --to 2026-03-08 -F json "$F/b.avro"
+	[ "$output" = "$plain" ]
+	run -5 cnt-series "${S[@]}" --tenant acme --from 2026-03-01 --to 2026-03-08 "$F/b.avro"
+	[[ "$output" == *"tube/views"*"'tube'"*"refused for tenant 'acme'"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	CNT_TENANT=acme run -5 cnt-series "${S[@]}" --from 2026-03-01 --to 2026-03-08 "$F/b.avro"
+	[[ "$output" == *"refused for tenant 'acme'"* ]]
+	# A bucket file holding another tenant's records beside tube's.
+	cnt-ingest -d "$BATS_TEST_DIRNAME/../examples/definitions.json" --now 2026-11-30T09:00:00Z \
+		"$BATS_TEST_DIRNAME/../examples/events.jsonl" | cnt-window -d "$BATS_TEST_DIRNAME/../examples/definitions.json" |
+		cnt-accumulate -o acme.avro
+	cnt-accumulate -o mixed.avro "$F/b.avro" acme.avro
+	run -5 cnt-series "${S[@]}" --tenant tube --from 2026-03-01 --to 2026-03-08 mixed.avro
+	[[ "$output" == *"mixed.avro"*"refused for tenant 'tube'"* ]]
+	[ "${#lines[@]}" -eq 1 ]
+	# Unchecked without a tenant: the other tenant's records are not read into tube's series.
+	run -0 cnt-series "${S[@]}" --from 2026-03-01 --to 2026-03-08 -F json mixed.avro
+	[ "$output" = "$plain" ]
+}
