@@ -224,6 +224,16 @@ shim() {
 	run --separate-stderr b-pass/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
 	[ "$status" -eq 2 ]
 	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-window exited with status 1"* ]]
+	# a stage killed by SIGPIPE is the victim of one downstream that stopped
+	# reading: the one named is the stage that failed of its own accord
+	shim b-victim cnt-window 'exit 1'
+	rm -f b-victim/cnt-dedup
+	printf '#!/bin/sh\nexit 141\n' >b-victim/cnt-dedup
+	chmod +x b-victim/cnt-dedup
+	# shellcheck disable=SC2086
+	run --separate-stderr b-victim/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
+	[ "$status" -eq 2 ]
+	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-window exited with status 1"* ]]
 	# the projection, and the comparison
 	shim b-proj cnt-project 'exit 4'
 	# shellcheck disable=SC2086
