@@ -3,6 +3,7 @@
  * files, and publish (or roll back) by moving a pointer (lib/view/board.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL, *scopes = NULL;
+	char *tenant_views = NULL;
 	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL, *audits = NULL;
 	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, split = 0, c;
 	int64_t now = 0;
@@ -133,7 +135,7 @@ int main(int argc, char **argv)
 	    (audits && cnt_verified_begin(&bb, audits, &err) != 0))
 		cnt_die_err(&err);
 	if (split) /* cnt(7), "TENANT SEPARATION" */
-		views = cnt_cli_tenant_dir(views, bb.board->tenant_id);
+		views = tenant_views = cnt_cli_tenant_dir(views, bb.board->tenant_id);
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc; i++) {
 		int fd = cnt_cli_open_in(argv[i]);
@@ -180,5 +182,6 @@ int main(int argc, char **argv)
 	cnt_board_end(&bb);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
+	free(tenant_views);
 	return cnt_cli_finish();
 }
