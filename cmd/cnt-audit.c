@@ -175,6 +175,8 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	if ((k = cnt_defs_counter(defs, tenant, strlen(tenant), counter, strlen(counter))) == NULL)
 		cnt_die("counter '%s/%s' is not declared in '%s'", tenant, counter, defs_path);
+	if (cnt_audit_check_through(k, through, &err) != 0)
+		cnt_die_err(&err);
 	if (now < 0)
 		now = clock_ms();
 	if (!dry) {

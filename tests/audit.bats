@@ -268,3 +268,14 @@ PY
 	bad '{"heuristic":"lockstep"}' 'audit: expected an array, got object'
 	bad "$(jq -nc '[range(17) | {heuristic:"lockstep",span_s:1,videos:2}]')" 'holds 17 heuristics, the limit is 16'
 }
+
+@test "a watermark that is not a bucket boundary of the tenant's zone is refused before anything is written" {
+	log log.avro
+	run --separate-stderr cnt-audit -d "$DEFS" --tenant tube --counter views --through 2026-06-09T00:30:00Z \
+		"${WHO[@]}" -o comp.avro log.avro
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-audit: --through 2026-06-09T00:30:00.000Z is not a bucket boundary in UTC (the bucket it falls in began at 2026-06-09T00:00:00.000Z): a verified count is made of whole buckets, so audit through a boundary" ]
+	[ ! -e comp.avro ] && [ ! -e ledger.jsonl ] && [ ! -e audits.jsonl ]
+	run --separate-stderr cnt-audit -d "$DEFS" --tenant tube --counter views --through 2026-06-09T00:30:00Z --dry-run log.avro
+	[ "$status" -eq 2 ] && [ -z "$output" ]
+}

@@ -88,6 +88,14 @@ typedef struct cnt_audit_totals {
 	uint64_t inflated;     /* members above the baseline */
 } cnt_audit_totals;
 
+/* 0 when through_ms is a bucket boundary of the counter's tenant's zone,
+ * else -1 with err saying so (CNT_ERR_DATA; the zone cannot be read).
+ * The verified view counts whole buckets up to the watermark
+ * (lib/view/verified.h), and the ledger's watermark never goes back, so
+ * one between boundaries would leave the counter without a verified count
+ * until a later audit.  cnt_audit_new() checks it too. */
+int cnt_audit_check_through(const cnt_counter *k, int64_t through_ms, cnt_err *err);
+
 /* A new audit of counter k (of defs) over events with event_time <
  * through_ms.  baseline < 0: the counter's declared inflation baseline,
  * else CNT_AUDIT_BASELINE.  NULL with err set (out of memory). */
