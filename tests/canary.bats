@@ -165,3 +165,12 @@ fake() {
 	run -2 --separate-stderr cnt-project -d bad.json -b probe-board -w v --now "$NOW" mixed.buckets.avro
 	[[ $stderr == *"\$.leaderboards[4].tenant_id: tenant 'probe' is a probe tenant (\"probe\": true): no leaderboard may rank its counters" ]]
 }
+
+@test "cnt-canary: a probe counter with breakdown dimensions still moves by exactly K (totals only are read back)" {
+	jq '(.counters[] | select(.tenant_id == "probe") | .versions[0].dimensions) = ["source"]' "$DEFS" >dims.json
+	run -0 cnt-canary -d dims.json --scratch s --now "$NOW" --probes 4 --stats st.json
+	[ "$(jq -c '[.count_before, .count_after]' st.json)" = '[0,4]' ]
+	[ "$(cnt-cat s/buckets.avro | jq -s '[.[] | select(.dim != "")] | length')" -ge 1 ]
+	run -0 cnt-canary -d dims.json --scratch s --now 2026-11-30T10:00:00Z --probes 4 --stats st.json
+	[ "$(jq -c '[.count_before, .count_after]' st.json)" = '[4,8]' ]
+}
