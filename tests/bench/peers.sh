@@ -59,10 +59,15 @@ if [ ! -d "$PEERS/node_modules/@duckdb/node-api" ]; then
 fi
 DUCK_VERSION=$(sed -n 's/.*"version": *"\([^"]*\)".*/\1/p' "$PEERS/node_modules/@duckdb/node-api/package.json" | head -n 1)
 PARQUET=$PEERS/$NAME.parquet
-if [ ! -s "$PARQUET" ] || [ "$JSONL" -nt "$PARQUET" ]; then
+# converted again only when run.sh regenerated the input (its stamp changed)
+want=$(cat "$OUT/$NAME.stamp" 2>/dev/null)
+if [ ! -s "$PARQUET" ] || [ "$want" != "$(cat "$PARQUET.stamp" 2>/dev/null)" ]; then
 	echo "bench-peers: converting $JSONL to Parquet (once, not timed) ..."
-	node "$PEERS/duck.mjs" convert "$JSONL" "$PARQUET.tmp" && mv "$PARQUET.tmp" "$PARQUET" ||
+	if ! node "$PEERS/duck.mjs" convert "$JSONL" "$PARQUET.tmp"; then
+		rm -f "$PARQUET.tmp"
 		die "the Parquet conversion failed"
+	fi
+	{ mv "$PARQUET.tmp" "$PARQUET" && echo "$want" > "$PARQUET.stamp"; } || die "cannot write '$PARQUET'"
 fi
 
 # ---- the measuring stick, built in the benchmark's folder -------------------
