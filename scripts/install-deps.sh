@@ -8,7 +8,7 @@ PKGS="make gcc clang libc6-dev
 libzstd-dev zlib1g-dev libsnappy-dev liblzma-dev libbz2-dev
 libcsv-dev libjansson-dev libxxhash-dev
 bats tzdata python3 python3-avro python3-zstandard python3-snappy
-jq time"
+jq time parallel openssh-server openssh-client rsync"
 
 missing=""
 for p in $PKGS; do

@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -209,6 +209,7 @@ full() {
 	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --duplicates /dev/full "$F/archive.avro"
 	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/full "$F/ghost.avro"
 	full cnt-dedup --definitions "$DEFS" --output "$O/a.avro" --state "$O/state" --stats /dev/full "$F/archive.avro"
+	full cnt-partition --definitions "$DEFS" --parts 2 --output "$O/p" --stats /dev/full "$F/archive.avro"
 
 	full cnt-window --definitions "$DEFS" "$F/deduped.avro"
 	full cnt-window --definitions "$DEFS" --output /dev/full "$F/deduped.avro"
@@ -581,6 +582,12 @@ audit_left() {
 @test "allocation failure: cnt-dedup fails cleanly at every allocation, its state file untouched" {
 	sweep 0 state_prep state_kept cnt-dedup --definitions "$DEFS" --state "$O/dedup.state" \
 		--output "$O/a.avro" --duplicates "$O/dups.avro" --stats "$O/st.json" "$F/archive.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-partition fails cleanly at every allocation, no part left" {
+	sweep 0 no_prep nothing_left cnt-partition --definitions "$DEFS" --parts 3 --output "$O/part" \
+		--stats "$O/st.json" "$F/archive.avro"
 	check_problems
 }
 
