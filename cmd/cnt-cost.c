@@ -12,7 +12,7 @@
 
 static const char usage[] =
 	"usage: cnt-cost -d definitions [-F table|json] [--tenant id] [--stats file] [-v]\n"
-	"                [file ...]\n";
+	"                [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
 	"The events of an archive (cnt.CountingEvent files, or standard input) per\n"
@@ -24,6 +24,8 @@ static const char help[] =
 	"      --tenant ID         who is asking: only that tenant's data, else status 5\n"
 	"      --stats FILE        counts as one JSON object ('-': standard error)\n"
 	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"
@@ -118,14 +120,17 @@ int main(int argc, char **argv)
 			cnt_cli_tenant_guard(who, fd, name);
 			cnt_cli_close_in(fd);
 		}
+	cnt_progress_start(&co);
 	for (int i = optind; i < argc || i == optind; i++) {
 		const char *name = i < argc ? argv[i] : "-";
 		int fd = cnt_cli_open_in(name);
 
+		cnt_progress_input(fd, name);
 		if (cnt_cost_read_fd(cost, fd, name, reject, NULL, &rejected, &err) != 0)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
 	}
+	cnt_progress_end();
 	if (!json) {
 		cnt_cli_printf("%-16s %-16s %3s %-7s %10s %12s %10s %14s", "TENANT", "COUNTER", "V", "TYPE",
 			"ARCHIVED", "REPRESENTED", "PRICE/M", "COST");

@@ -159,6 +159,9 @@ b[off:off + 8] = struct.pack("<Q", 1 << 40)
 open("members", "wb").write(b)' 
 	run -2 --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" --members members -o l2.avro in.jsonl
 	[[ $stderr == "cnt-ingest: members 'members': "*"the file is corrupt"* ]]
+	# a file that forgets is refused
+	run -2 --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" --members /dev/null -o l2.avro in.jsonl
+	[ "$stderr" = "cnt-ingest: members '/dev/null': not a regular file (the members must be kept between runs)" ]
 	# a missing file is an empty set
 	rm members
 	run -0 cnt-ingest -d "$DEFS" --now "$NOW" --members members -o l2.avro in.jsonl

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <xxhash.h>
@@ -235,11 +236,17 @@ int cnt_members_load(cnt_members *m, const char *path, cnt_err *err)
 {
 	cnt_buf b = {0};
 	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	struct stat st;
 
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 0;
 		return cnt_err_set(err, "members '%s': %s", path, strerror(errno));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cnt_err_set(err, "members '%s': not a regular file (the members must be kept "
+			"between runs)", path);
 	}
 	for (;;) {
 		ssize_t r;

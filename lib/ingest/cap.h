@@ -42,7 +42,8 @@ cnt_members *cnt_members_new(const cnt_defs *d, cnt_err *err);
 void cnt_members_free(cnt_members *m);
 
 /* Loads the state file at path into m (empty, just made).  A missing file
- * leaves m empty.  Returns 0, or -1 with err naming the file: CNT_ERR_DATA
+ * leaves m empty; one that is not a regular file (/dev/null: a set that
+ * forgets) is refused.  Returns 0, or -1 with err naming the file: CNT_ERR_DATA
  * for an unreadable or corrupt one ("members 'F': ..."), CNT_ERR_NOMEM. */
 int cnt_members_load(cnt_members *m, const char *path, cnt_err *err);
 /* The same from the n bytes at p (name for messages). */
