@@ -331,7 +331,6 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 			--granularity hour "$F/buckets.avro"
 		head1 $mode cnt-audit --definitions "$DEFS" --tenant acme --counter distance_m --through "$NOW" \
 			--dry-run "$F/big.avro"
-		head1 $mode cnt-cost --definitions "$DEFS" "$F/big.avro"
 	done
 	check_problems
 }
@@ -360,6 +359,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-series "${SERIES[@]}" --output-format json "$F/buckets.avro"
 		closed $mode cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
 		closed $mode "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+		closed $mode cnt-cost --definitions "$DEFS" "$F/archive.avro"
+		closed $mode cnt-cost --definitions "$DEFS" --output-format json "$F/archive.avro"
 		closed $mode "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
 			--output "$O/c.avro" "$F/audit-log.avro"
 		[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit into a closed pipe: a ledger was written"
