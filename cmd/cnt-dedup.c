@@ -194,6 +194,7 @@ int main(int argc, char **argv)
 		cnt_stats_object(&s, "rejected_by_reason");
 		cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
 		cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
+		cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
 		cnt_stats_close(&s);
 		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
 		cnt_stats_u64(&s, "state_keys_loaded", loaded);

@@ -3,10 +3,12 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "count/stage.h"
+#include "ingest/cap.h"
 #include "ingest/hold.h"
 #include "model/fingerprint.h"
 #include "ingest/ingest.h"
@@ -14,7 +16,7 @@
 
 static const char usage[] =
 	"usage: cnt-ingest -d definitions [-o file] [-r file] [-D file] [-f json|csv|avro]\n"
-	"                  [--holds file | --no-holds] [--now time] [--live]\n"
+	"                  [--holds file | --no-holds] [--members file] [--now time] [--live]\n"
 	"                  [--max-past dur] [--max-future dur]\n"
 	"                  [-c codec] [--level n] [--stats file] [-v]\n"
 	"                  [--progress | --no-progress] [file ...]\n";
@@ -30,6 +32,7 @@ static const char help[] =
 	"  -f, --format FMT        input format json, csv or avro (default: guessed)\n"
 	"      --holds FILE        events matching a hold signal go here (cnt-hold(5))\n"
 	"      --no-holds          admit every event although hold signals are declared\n"
+	"      --members FILE      each tenant's members, kept between runs: member caps\n"
 	"      --now TIME          ingest time of every event instead of the clock\n"
 	"      --live              live traffic: shed events over a tenant's quota\n"
 	"      --max-past DUR      oldest event_time accepted, before the ingest time (7d)\n"
@@ -45,9 +48,11 @@ static const char help[] =
 	"\n"
 	"See cnt-ingest(1), cnt-event(5) and cnt-definitions(5).\n";
 
-enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS };
+enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS, OPT_MEMBERS };
 
 static const cnt_ingest *run;
+static const cnt_members *members;
+static int64_t now_ms;
 
 /* A reject message, on a line of its own even while progress is shown. */
 static void note(const char *msg)
@@ -72,6 +77,32 @@ static void counter_stats(void *s, const char *tenant, const char *counter, uint
 	cnt_stats_u64(s, "held", held);
 	cnt_stats_u64(s, "duplicates", dups);
 	cnt_stats_double(s, "dedup_hit_rate", hit_rate(acc, dups));
+	if (c != NULL) {   /* unit cost (cnt-definitions(5), "UNIT COSTS") */
+		const cnt_counter_version *v = cnt_counter_version_at(c, now_ms);
+
+		v = v ? v : cnt_counter_version_latest(c);
+		cnt_stats_u64(s, "admitted", acc - held);
+		cnt_stats_double(s, "unit_cost_per_m", v->unit_cost_per_m);
+		cnt_stats_double(s, "cost", (double)(acc - held) / 1e6 * v->unit_cost_per_m);
+	}
+	cnt_stats_close(s);
+}
+
+/* "member_cap": {tenant: {members, cap, rejected}} for each capped tenant. */
+static void cap_stats(cnt_stats *s, const cnt_members *m, const cnt_defs *d)
+{
+	cnt_stats_object(s, "member_cap");
+	for (size_t i = 0; m != NULL && i < cnt_defs_ntenants(d); i++) {
+		const cnt_tenant *t = cnt_defs_tenant_at(d, i);
+
+		if (t->member_cap <= 0)
+			continue;
+		cnt_stats_object(s, t->tenant_id);
+		cnt_stats_u64(s, "members", cnt_members_count(m, t));
+		cnt_stats_i64(s, "cap", t->member_cap);
+		cnt_stats_u64(s, "rejected", cnt_members_rejected(m, t));
+		cnt_stats_close(s);
+	}
 	cnt_stats_close(s);
 }
 
@@ -115,6 +146,7 @@ static void write_stats(const cnt_ingest *g, const char *path)
 	}
 	cnt_stats_close(&s);
 	cnt_stats_u64(&s, "blank_lines", cnt_ingest_blank_lines(g));
+	cap_stats(&s, members, cnt_ingest_defs(g));
 	cnt_stats_write(&s, path);
 }
 
@@ -147,13 +179,15 @@ int main(int argc, char **argv)
 		{"level", required_argument, NULL, CNT_OPT_LEVEL}, {"now", required_argument, NULL, OPT_NOW},
 		{"live", no_argument, NULL, OPT_LIVE}, {"max-past", required_argument, NULL, OPT_MAX_PAST},
 		{"max-future", required_argument, NULL, OPT_MAX_FUTURE}, {"holds", required_argument, NULL, OPT_HOLDS},
-		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
+		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, {"members", required_argument, NULL, OPT_MEMBERS},
+		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_ingest_cfg cfg = {.hold_fd = -1, .admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
 		.max_future_ms = 60 * 1000}, .level = -1, .note = note, .progress = cnt_progress_add};
-	const char *defs_path = NULL, *out_path = NULL;
-	cnt_out out, rej, dup, hold;
+	const char *defs_path = NULL, *out_path = NULL, *mem_path = NULL;
+	cnt_out out, rej, dup, hold, mem;
+	const cnt_tenant *ct;
 	const cnt_counter *hc;
 	int codec_set = 0, c, no_holds = 0;
 	cnt_codec_id hcodec;
@@ -179,6 +213,7 @@ int main(int argc, char **argv)
 		case OPT_LIVE: cfg.admit.live = 1; break;
 		case OPT_HOLDS: cfg.hold_name = optarg; break;
 		case OPT_NO_HOLDS: no_holds = 1; break;
+		case OPT_MEMBERS: mem_path = optarg; break;
 		case OPT_MAX_PAST: cfg.admit.max_past_ms = duration("--max-past", optarg, "7d, 36h, 90m"); break;
 		case OPT_MAX_FUTURE: cfg.admit.max_future_ms = duration("--max-future", optarg, "60s, 5m"); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -193,6 +228,15 @@ int main(int argc, char **argv)
 	if ((hc = cnt_hold_first_counter(defs)) != NULL && cfg.hold_name == NULL && !no_holds)
 		cnt_die("counter '%s/%s' declares hold signals: give --holds FILE, or --no-holds to admit "
 			"every event", hc->tenant_id, hc->counter_id);
+	if ((ct = cnt_members_first_capped(defs)) != NULL && mem_path == NULL)
+		cnt_die("tenant '%s' declares a member_cap: give --members FILE (a cap that forgets its "
+			"members between runs enforces nothing)", ct->tenant_id);
+	if (mem_path != NULL && strcmp(mem_path, "-") == 0)
+		cnt_die_usage("--members needs a file name");
+	if (mem_path != NULL && ((cfg.admit.members = cnt_members_new(defs, &err)) == NULL ||
+	    cnt_members_load(cfg.admit.members, mem_path, &err) != 0))
+		cnt_die_err(&err);
+	members = cfg.admit.members;
 	cfg.admit.expected = cnt_input_expected_events(argv + optind, argc - optind);
 	cfg.rej_fd = stream(&rej, cfg.rej_name, out_path);
 	cfg.dup_fd = stream(&dup, cfg.dup_name, out_path);
@@ -222,8 +266,15 @@ int main(int argc, char **argv)
 	if (cnt_ingest_finish(g, &err) != 0)
 		cnt_die_err(&err);
 	run = g;
+	now_ms = cfg.admit.now_ms != INT64_MIN ? cfg.admit.now_ms : (int64_t)time(NULL) * 1000;
 	if (co.stats_path)
 		write_stats(g, co.stats_path);
+	if (mem_path != NULL) {   /* first: a member remembered but not logged only errs safe */
+		cnt_cli_out(&mem, mem_path);
+		if (cnt_members_write(members, mem.fd, mem_path, &err) != 0)
+			cnt_die_err(&err);
+		cnt_cli_commit(&mem);
+	}
 	cnt_cli_commit(&out);
 	if (cfg.rej_fd >= 0)
 		cnt_cli_commit(&rej);
@@ -246,6 +297,7 @@ int main(int argc, char **argv)
 			100.0 * hit_rate(st->accepted, st->duplicate));
 	}
 	cnt_ingest_free(g);
+	cnt_members_free(cfg.admit.members);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	return cnt_cli_finish();

@@ -153,6 +153,7 @@ int main(int argc, char **argv)
 		cnt_stats_object(&s, "rejected_by_reason");
 		cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
 		cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
+		cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
 		cnt_stats_close(&s);
 		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(t->late, t->out));
 		cnt_stats_u64(&s, "shards", shards);

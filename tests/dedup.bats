@@ -371,7 +371,7 @@ make_state() {
 	[ "${#stderr_lines[@]}" -eq 2 ]
 	[ "${stderr_lines[0]}" = "cnt-dedup: 'w.avro' record 3: rejected (unknown_tenant): tenant 'ctl\\x01\\x1b' is not declared in 'defs2.json'" ]
 	one '.in == 6 and .out == 2 and .duplicates == 2 and .rejected == 2 and
-		.rejected_by_reason == {unknown_tenant: 2, unknown_counter: 0}' st.json
+		.rejected_by_reason == {unknown_tenant: 2, unknown_counter: 0, not_monotonic: 0}' st.json
 	one '[.counters[] | [.tenant_id, .counter_id, .in, .duplicates]] == [["utc", "dist", 2, 1], ["q\"t\\x", "c\"1\\", 2, 1]]' st.json
 	cnt-dedup -d defs2.json -o out.avro -r rej.jsonl --stats - w.avro 2>st2.json
 	one '.tool == "cnt-dedup" and .counters[1].counter_id == "c\"1\\"' st2.json

@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -270,6 +270,8 @@ full() {
 	full "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
 		--output "$O/c.avro" "$F/audit-log.avro"
 	[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit to /dev/full: a ledger was written"
+	full cnt-cost --definitions "$DEFS" "$F/archive.avro"
+	full cnt-cost --definitions "$DEFS" --output-format json --stats /dev/full "$F/archive.avro"
 	check_problems
 }
 
@@ -362,6 +364,8 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-series "${SERIES[@]}" --output-format json "$F/buckets.avro"
 		closed $mode cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
 		closed $mode "${AUDIT[@]}" --dry-run "$F/audit-log.avro"
+		closed $mode cnt-cost --definitions "$DEFS" "$F/archive.avro"
+		closed $mode cnt-cost --definitions "$DEFS" --output-format json "$F/archive.avro"
 		closed $mode "${AUDIT[@]}" --requester r --authority a --ledger "$T/al.jsonl" --audits "$T/aa.jsonl" \
 			--output "$O/c.avro" "$F/audit-log.avro"
 		[ ! -s "$T/al.jsonl" ] && [ ! -s "$T/aa.jsonl" ] || problem "cnt-audit into a closed pipe: a ledger was written"
@@ -538,6 +542,19 @@ ledgers_kept() {
 @test "allocation failure: cnt-ingest fails cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
 		--rejects "$O/rejects.jsonl" --duplicates "$O/dups.jsonl" --stats "$O/st.json" "$EVENTS"
+	check_problems
+}
+
+@test "allocation failure: cnt-ingest --members fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+		--rejects "$O/rejects.jsonl" --members "$O/members" --stats "$O/st.json" "$EVENTS"
+	check_problems
+}
+
+@test "allocation failure: cnt-cost fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-cost --definitions "$DEFS" --stats "$O/st.json" "$F/archive.avro"
+	sweep 0 no_prep nothing_left cnt-cost --definitions "$DEFS" --output-format json "$F/archive.avro"
+	sweep 5 no_prep nothing_left cnt-cost --definitions "$DEFS" --tenant kahani "$F/archive.avro"
 	check_problems
 }
 

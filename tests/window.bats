@@ -232,7 +232,7 @@ expect() {
 	[ "$status" -eq 0 ]
 	# the control characters reach standard error escaped, on one line
 	[ "$stderr" = "cnt-window: 'w.avro' record 3: rejected (unknown_tenant): tenant 'ctl\\x01\\x1b' is not declared in 'defs2.json'" ]
-	one '.in == 3 and .out == 2 and .rejected == 1 and .rejected_by_reason == {unknown_tenant: 1, unknown_counter: 0}' st.json
+	one '.in == 3 and .out == 2 and .rejected == 1 and .rejected_by_reason == {unknown_tenant: 1, unknown_counter: 0, not_monotonic: 0}' st.json
 	one '[.counters[] | [.tenant_id, .counter_id, .in]] == [["utc", "dist", 1], ["q\"t\\x", "c\"1\\", 1]]' st.json
 	cnt-window -d defs2.json -o out.avro -r rej.jsonl --stats - w.avro 2>st2.json
 	one '.tool == "cnt-window" and .counters[1].tenant_id == "q\"t\\x"' st2.json

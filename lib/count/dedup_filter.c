@@ -143,6 +143,8 @@ int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_
 		f->totals.rejected++;
 		if (t.tenant == NULL)
 			f->totals.unknown_tenant++;
+		else if (t.version != NULL)
+			f->totals.not_monotonic++;
 		else
 			f->totals.unknown_counter++;
 		return 1;

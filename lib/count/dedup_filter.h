@@ -58,6 +58,7 @@ typedef struct cnt_dedup_counter {
 typedef struct cnt_dedup_totals {
 	uint64_t in, out, duplicates, rejected;
 	uint64_t unknown_tenant, unknown_counter;   /* rejected, by reason */
+	uint64_t not_monotonic;                    /* rejected: stage.h */
 	/* The smallest and largest event and ingest times (epoch ms) of every
 	 * event read, rejected ones included; 0 when none was read. */
 	int64_t event_time_min, event_time_max, ingest_time_min, ingest_time_max;

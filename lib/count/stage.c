@@ -49,6 +49,17 @@ int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_even
 			(int)e->counter_version, defs_name);
 		return 1;
 	}
+	/* Defence in depth: admission refuses it (not_monotonic), but an
+	 * archive from elsewhere may hold one; only a compensation lowers. */
+	if (t->version->monotonic && e->delta < 0 && e->retracts.p == NULL) {
+		rej->reason = "not_monotonic";
+		rej->field = "delta";
+		snprintf(rej->msg, sizeof(rej->msg), "delta %lld would lower monotonic counter '%.*s/%.*s' "
+			"v%d, and the event is not a retraction's compensation", (long long)e->delta,
+			shown(e->tenant_id.n), text(e->tenant_id), shown(e->counter_id.n), text(e->counter_id),
+			(int)e->counter_version);
+		return 1;
+	}
 	/* The accessors hand out elements of the definitions' arrays. */
 	t->tenant_index = (size_t)(t->tenant - cnt_defs_tenant_at(defs, 0));
 	t->counter_index = (size_t)(t->counter - cnt_defs_counter_at(defs, 0));

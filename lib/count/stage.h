@@ -13,6 +13,9 @@
  *   unknown_tenant    tenant_id         the tenant is not declared
  *   unknown_counter   counter_version   the tenant is, but not the counter
  *                                       or this version of it
+ *   not_monotonic     delta             the version is monotonic, delta is
+ *                                       negative and the event is not a
+ *                                       compensation (retracts is null)
  */
 #ifndef CNT_COUNT_STAGE_H
 #define CNT_COUNT_STAGE_H
@@ -36,13 +39,14 @@ typedef struct cnt_count_target {
 
 /* Why an event was not counted. */
 typedef struct cnt_count_reject {
-	const char *reason;   /* "unknown_tenant" or "unknown_counter" (static) */
-	const char *field;    /* "tenant_id" or "counter_version" (static) */
+	const char *reason;   /* "unknown_tenant", "unknown_counter", "not_monotonic" (static) */
+	const char *field;    /* "tenant_id", "counter_version", "delta" (static) */
 	char msg[400];        /* naming the ids (at most 128 bytes of each) and the definitions */
 } cnt_count_reject;
 
 /* Looks up e's tenant, counter and counter version in defs.  Returns 0
- * with *t filled, or 1 with *rej filled (defs_name is the definitions
+ * with *t filled, or 1 with *rej filled (t->version is set only for
+ * not_monotonic) (defs_name is the definitions
  * file as the user named it, for the message).  Never fails otherwise. */
 int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_event *e,
 	cnt_count_target *t, cnt_count_reject *rej);

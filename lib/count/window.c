@@ -173,6 +173,8 @@ int cnt_window_event(cnt_window *w, const cnt_event *e, const uint8_t *raw, size
 		w->totals.rejected++;
 		if (t.tenant == NULL)
 			w->totals.unknown_tenant++;
+		else if (t.version != NULL)
+			w->totals.not_monotonic++;
 		else
 			w->totals.unknown_counter++;
 		return 1;

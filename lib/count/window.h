@@ -50,6 +50,7 @@ typedef struct cnt_window_counter {
 typedef struct cnt_window_totals {
 	uint64_t in, out, late, rejected;
 	uint64_t unknown_tenant, unknown_counter;   /* rejected, by reason */
+	uint64_t not_monotonic;                    /* rejected: stage.h */
 } cnt_window_totals;
 
 typedef struct cnt_window cnt_window;

@@ -11,6 +11,7 @@
 
 #include <xxhash.h>
 
+#include "ingest/cap.h"
 #include "ingest/ivt.h"
 
 static const char *const reason_names[CNT_REJ_COUNT] = {
@@ -18,7 +19,7 @@ static const char *const reason_names[CNT_REJ_COUNT] = {
 	"unknown_counter", "client_not_writable", "subject_mismatch",
 	"item_required", "delta_out_of_bounds", "too_old", "in_future",
 	"quota_exceeded", "bad_watch_time", "below_watch_time", "ivt_user_agent",
-	"ivt_address", "ivt_rate"
+	"ivt_address", "ivt_rate", "not_monotonic", "member_cap"
 };
 
 const char *cnt_reject_name(cnt_reject_reason r)
@@ -203,6 +204,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	uint64_t first;
 	int added, f;
 	cnt_ivt_event ie;
+	cnt_fp mfp;
 	char why[sizeof(v->msg)];
 
 	a->st.in++;
@@ -261,6 +263,10 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 			"field 'delta' is required for %s counter '%s/%s'", cnt_defs_ctype_name(cv->type), t->tenant_id, c->counter_id);
 	/* A unique-type event without a delta is one observation. */
 	delta = raw->has_delta ? raw->delta : 1;
+	if (cv->monotonic && delta < 0)
+		return reject(a, v, CNT_REJ_NOT_MONOTONIC, "delta",
+			"delta %" PRId64 " would lower monotonic counter '%s/%s' v%d; only a retraction "
+			"(cnt-retract) may", delta, t->tenant_id, c->counter_id, cv->version);
 	if (delta < cv->bounds_lo || delta > cv->bounds_hi)
 		return reject(a, v, CNT_REJ_DELTA_BOUNDS, "delta",
 			"delta %" PRId64 " is outside [%" PRId64 ", %" PRId64 "] declared by counter '%s/%s' v%d",
@@ -309,6 +315,10 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	}
 	if (c->nfilters > 0 && (f = cnt_ivt_rate(a->ivt, c, &ie, why, sizeof(why))) >= 0)
 		return reject(a, v, CNT_REJ_IVT_RATE, NULL, "%s", why);
+	if (a->cfg.members != NULL && cnt_members_check(a->cfg.members, t, raw->member_ref, &mfp))
+		return reject(a, v, CNT_REJ_MEMBER_CAP, "member_ref",
+			"member '%.*s' is new and tenant '%s' already has its member_cap of %" PRId64
+			" members", SHOW(raw->member_ref), t->tenant_id, t->member_cap);
 	if (a->cfg.live && t->event_quota_per_s > 0) {
 		quota_slot *q = &a->quota[ti];
 		int64_t sec = now >= 0 ? now / 1000 : -((-now + 999) / 1000);
@@ -327,7 +337,8 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		q->used++;
 	}
 	added = cnt_fpset_add(&a->seen, fp, tag, &first);
-	if (added < 0 || (c->nfilters > 0 && cnt_ivt_rate_commit(a->ivt, c, &ie) != 0))
+	if (added < 0 || (c->nfilters > 0 && cnt_ivt_rate_commit(a->ivt, c, &ie) != 0) ||
+	    (a->cfg.members != NULL && cnt_members_add(a->cfg.members, t, mfp) != 0))
 		return -1;
 
 	for (int i = 0; i < 16; i++) {

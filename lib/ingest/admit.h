@@ -14,6 +14,8 @@
  *   subject_mismatch     origin client, and subject is absent or is not
  *                        member_ref
  *   item_required        a unique-type counter, and item is absent
+ *   not_monotonic        the counter version is monotonic and delta is
+ *                        negative (only a retraction lowers it)
  *   delta_out_of_bounds  delta outside the counter version's bounds
  *   too_old              event_time earlier than ingest time - max past
  *   in_future            event_time later than ingest time + max future
@@ -34,6 +36,12 @@
  *                        had event_quota_per_s events accepted in this
  *                        ingest second; shed, with a retry hint, never
  *                        queued
+ *   member_cap           cfg.members is given, the tenant declares a
+ *                        member_cap, member_ref is not one of its members
+ *                        and it already has member_cap of them (cap.h)
+ *                        (checked before quota_exceeded; a member is
+ *                        added only when its event is accepted, so a shed
+ *                        or rejected event never takes a member's place)
  * A duplicate of a rejected or shed event is judged afresh, since nothing
  * of the first was admitted.
  *
@@ -61,6 +69,7 @@ typedef enum {
 	CNT_REJ_IN_FUTURE, CNT_REJ_QUOTA,
 	CNT_REJ_BAD_WATCH, CNT_REJ_BELOW_WATCH, CNT_REJ_IVT_UA, CNT_REJ_IVT_ADDRESS,
 	CNT_REJ_IVT_RATE,
+	CNT_REJ_NOT_MONOTONIC, CNT_REJ_MEMBER_CAP,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 
@@ -93,6 +102,9 @@ typedef struct cnt_admit_cfg {
 	int64_t max_future_ms;       /* default 60 s */
 	size_t expected;             /* events expected, to size the key table */
 	int live;                    /* live traffic: tenants' quotas apply */
+	struct cnt_members *members; /* members per tenant (cap.h): each admitted
+				      * event's member is added; the caps apply.
+				      * NULL: neither */
 } cnt_admit_cfg;
 
 typedef struct cnt_admit cnt_admit;

@@ -168,6 +168,8 @@ struct cnt_defs {
 	cnt_season *seasons;
 	size_t nseasons;
 	htab t_tenant, t_counter, t_board, t_season;
+	double unit_costs[16];        /* $.unit_costs by type */
+	unsigned char has_unit_cost[16];
 };
 
 /* ---- parse context, paths, messages ----------------------------------- */
@@ -817,7 +819,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 					   "bounds_hi", "lateness_horizon_s", "dedup_horizon_s",
 					   "dedup_key", "client_writable", "windows",
 					   "unit_cost_per_m", "min_watch_ms", "watch_attr",
-					   "dimensions", NULL};
+					   "dimensions", "monotonic", NULL};
 	int64_t ver;
 	int type;
 	cnt_deftime eff;
@@ -835,7 +837,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	    get_enum(c, o, p, "dedup_key", dedup_names, CNT_DEDUP_IDEMPOTENCY_KEY, &v->dedup_key) ||
 	    get_bool(c, o, p, "client_writable", 0, &v->client_writable) ||
 	    parse_windows(c, o, p, &v->windows) || parse_watch(c, o, p, v) ||
-	    parse_dimensions(c, o, p, v))
+	    parse_dimensions(c, o, p, v) || get_bool(c, o, p, "monotonic", 0, &v->monotonic))
 		return -1;
 	v->version = (int)ver;
 	v->type = (cnt_counter_type)type;
@@ -845,9 +847,24 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 		return fail(c, pk, "%lld is greater than bounds_hi %lld",
 			    (long long)v->bounds_lo, (long long)v->bounds_hi);
 	}
+	if (v->monotonic && !cnt_defs_ctype_monotonic(v->type)) {
+		pkey(pk, p, "monotonic");
+		return fail(c, pk, "a %s counter cannot be monotonic (only a counter that sums "
+			    "deltas can: exact)", cnt_defs_ctype_name(v->type));
+	}
+	if (v->monotonic && opt(o, "bounds_lo") == NULL)
+		v->bounds_lo = 0;   /* the declaration's own lower bound */
+	if (v->monotonic && v->bounds_lo < 0) {
+		pkey(pk, p, "bounds_lo");
+		return fail(c, pk, "%lld contradicts \"monotonic\": true (a monotonic counter "
+			    "refuses every negative delta; declare bounds_lo >= 0 or leave it out)",
+			    (long long)v->bounds_lo);
+	}
 	v->unit_cost_per_m = 0;
+	v->unit_cost_declared = 0;
 	cost = opt(o, "unit_cost_per_m");
 	if (cost != NULL) {
+		v->unit_cost_declared = 1;
 		pkey(pk, p, "unit_cost_per_m");
 		if (!json_is_number(cost))
 			return fail(c, pk, "expected a number, got %s", jtype(cost));
@@ -1131,6 +1148,8 @@ static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 			pidx(pv_path, p, "versions", j);
 			if (parse_version(c, json_array_get(varr, j), pv_path, v) != 0)
 				return -1;
+			if (!v->unit_cost_declared)
+				cnt_defs_unit_cost(d, v->type, &v->unit_cost_per_m);
 			if (pv == NULL)
 				continue;
 			if (v->version <= pv->version) {
@@ -1394,10 +1413,68 @@ static int parse_seasons(const pctx *c, cnt_defs *d, json_t *arr)
 	return 0;
 }
 
+/* "unit_costs": {TYPE: price per million events, ...}: the platform's
+ * published price of each counter type (cnt-definitions(5), "UNIT
+ * COSTS"); a version that declares no unit_cost_per_m costs its type's. */
+static int parse_unit_costs(const pctx *c, cnt_defs *d)
+{
+	json_t *o = opt(d->root, "unit_costs"), *v;
+	const char *k;
+	char p[PATH_MAX_LEN], q[80];
+
+	if (o == NULL)
+		return 0;
+	if (!json_is_object(o))
+		return fail(c, "$.unit_costs", "expected an object {type: price per million "
+			    "events}, got %s", jtype(o));
+	json_object_foreach(o, k, v) {
+		int t;
+
+		pkey(p, "$.unit_costs", k);
+		if (strcmp(k, "comment") == 0)
+			continue;
+		for (t = 0; ctype_names[t] != NULL && strcmp(ctype_names[t], k) != 0; t++)
+			;
+		if (ctype_names[t] == NULL)
+			return fail(c, p, "'%s' is not a counter type", shown(q, k, strlen(k)));
+		if (!json_is_number(v))
+			return fail(c, p, "expected a number (price per million events), got %s",
+				    jtype(v));
+		d->unit_costs[t] = json_number_value(v);
+		if (!(d->unit_costs[t] >= 0) || d->unit_costs[t] > 1e12)
+			return fail(c, p, "must be a price from 0 to 1e12");
+		d->has_unit_cost[t] = 1;
+	}
+	return 0;
+}
+
+int cnt_defs_unit_cost(const cnt_defs *d, cnt_counter_type t, double *price)
+{
+	int ok = (unsigned)t < (unsigned)cnt_defs_ntypes() && d->has_unit_cost[t];
+
+	*price = ok ? d->unit_costs[t] : 0;
+	return ok;
+}
+
+int cnt_defs_ctype_monotonic(cnt_counter_type t)
+{
+	/* A type test so that a summing type added later (approx) joins it. */
+	return t == CNT_CTYPE_EXACT;
+}
+
+int cnt_defs_ntypes(void)
+{
+	int n = 0;
+
+	while (ctype_names[n] != NULL)
+		n++;
+	return n;
+}
+
 static int parse_root(const pctx *c, cnt_defs *d)
 {
 	static const char *const keys[] = {"format", "tenants", "counters", "leaderboards",
-					   "seasons", NULL};
+					   "seasons", "unit_costs", NULL};
 	json_t *ta, *ca, *ba, *sa;
 	const char *fmt;
 	char q[80];
@@ -1421,7 +1498,8 @@ static int parse_root(const pctx *c, cnt_defs *d)
 	    htab_init(&d->t_tenant, d->ntenants) || htab_init(&d->t_counter, d->ncounters) ||
 	    htab_init(&d->t_board, d->nboards) || htab_init(&d->t_season, d->nseasons))
 		return fail(c, "$", "out of memory");
-	return parse_tenants(c, d, ta) || parse_counters(c, d, ca) || parse_boards(c, d, ba) ||
+	return parse_unit_costs(c, d) ||
+	       parse_tenants(c, d, ta) || parse_counters(c, d, ca) || parse_boards(c, d, ba) ||
 	       parse_seasons(c, d, sa) ? -1 : 0;
 }
 

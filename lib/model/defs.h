@@ -80,6 +80,16 @@ typedef struct cnt_counter_version {
 	 * distinct, each 1 to 64 bytes without NUL; 0 to CNT_DIMS_MAX. */
 	size_t ndimensions;
 	const char *dimensions[4];
+	/* "monotonic": true (cnt-definitions(5), "MONOTONIC COUNTERS"): a
+	 * negative delta is refused at admission (reason not_monotonic);
+	 * only a retraction's compensation may lower the counter.  Exact
+	 * counters only (cnt_defs_ctype_monotonic); in the fingerprint only
+	 * when declared. */
+	int monotonic;
+	/* unit_cost_per_m above is the version's own when declared, else
+	 * the published price of its type ($.unit_costs), else 0;
+	 * unit_cost_declared says which. */
+	int unit_cost_declared;
 } cnt_counter_version;
 
 #define CNT_DIMS_MAX 4
@@ -256,6 +266,15 @@ size_t cnt_defs_nboards(const cnt_defs *d);
 const cnt_leaderboard *cnt_defs_board_at(const cnt_defs *d, size_t i);
 size_t cnt_defs_nseasons(const cnt_defs *d);
 const cnt_season *cnt_defs_season_at(const cnt_defs *d, size_t i);
+
+/* The platform's published price per million events of type t
+ * ($.unit_costs, cnt-definitions(5), "UNIT COSTS"): 1 with *price set
+ * when the file publishes one, else 0 (*price 0). */
+int cnt_defs_unit_cost(const cnt_defs *d, cnt_counter_type t, double *price);
+/* 1 when a counter of type t may be declared monotonic (it sums deltas). */
+int cnt_defs_ctype_monotonic(cnt_counter_type t);
+/* The number of counter types (names for cnt_defs_ctype_name: 0 .. n-1). */
+int cnt_defs_ntypes(void);
 
 /* Names as written in the file ("exact", "week", ...); "?" if out of range. */
 const char *cnt_defs_ctype_name(cnt_counter_type t);

@@ -34,6 +34,7 @@ static const struct {
 	{"lateness_horizon_s", F_MEANING},
 	{"materialised_cap", F_RAISE},
 	{"min_watch_ms", F_MEANING},
+	{"monotonic", F_MEANING},
 	{"order", F_MEANING},
 	{"range_from", F_MEANING},
 	{"range_to", F_MEANING},
@@ -129,6 +130,9 @@ json_t *cnt_fp_counter_def(const cnt_counter *c, const cnt_counter_version *v)
 			}
 		bad |= set(o, "dimensions", dims);
 	}
+	/* Only when declared, as dimensions. */
+	if (v->monotonic)
+		bad |= set(o, "monotonic", json_true());
 	if (!bad)
 		return o;
 	json_decref(o);

@@ -15,7 +15,8 @@
  *                bounds_lo, bounds_hi, lateness_horizon_s, dedup_key,
  *                dedup_horizon_s, client_writable, effective_from, timezone,
  *                min_watch_ms, watch_attr -- the last two only present in a
- *                version with a watch-time gate;
+ *                version with a watch-time gate; dimensions and monotonic,
+ *                only present when declared;
  *                board: tenant_id, counter_id, counter_version, window,
  *                week_start, range_from, range_to, scope_kind, scope_attr,
  *                order, tie_break, rank_numbering, timezone);

@@ -709,6 +709,77 @@ static void test_dimensions(void)
 	}
 }
 
+static const char mono_doc[] =
+	"{\"format\": \"cnt-definitions/1\", %s \"tenants\": [{\"tenant_id\": \"t\", \"timezone\": \"UTC\"}],"
+	" \"counters\": [{\"tenant_id\": \"t\", \"counter_id\": \"c\", \"versions\": ["
+	"  {\"version\": 1, \"type\": \"exact\"},"
+	"  {\"version\": 2, \"effective_from\": \"2026-01-01T00:00:00Z\", %s}]}]}";
+
+static cnt_defs *mono(const char *top, const char *v2, cnt_err *err)
+{
+	char doc[1024];
+
+	snprintf(doc, sizeof(doc), mono_doc, top, v2);
+	return parse_str(doc, err);
+}
+
+/* monotonic (exact only, bounds_lo 0 by default, in the fingerprint only
+ * when declared) and unit_costs (a version's default price). */
+static void test_monotonic_costs(void)
+{
+	static const struct {
+		const char *top, *v2, *msg;
+	} bad[] = {
+		{"", "\"type\": \"unique\", \"monotonic\": true",
+		 "$.counters[0].versions[1].monotonic: a unique counter cannot be monotonic"},
+		{"", "\"type\": \"max\", \"monotonic\": true", "a max counter cannot be monotonic"},
+		{"", "\"type\": \"exact\", \"monotonic\": true, \"bounds_lo\": -5",
+		 "$.counters[0].versions[1].bounds_lo: -5 contradicts \"monotonic\": true"},
+		{"", "\"type\": \"exact\", \"monotonic\": \"yes\"", "monotonic: expected true or false"},
+		{"\"unit_costs\": {\"exactly\": 1},", "\"type\": \"exact\"",
+		 "$.unit_costs.exactly: 'exactly' is not a counter type"},
+		{"\"unit_costs\": {\"exact\": \"1\"},", "\"type\": \"exact\"",
+		 "$.unit_costs.exact: expected a number"},
+		{"\"unit_costs\": {\"exact\": -1},", "\"type\": \"exact\"",
+		 "$.unit_costs.exact: must be a price from 0 to 1e12"},
+	};
+	cnt_err err;
+	cnt_defs *d = mono("\"unit_costs\": {\"exact\": 2.5, \"unique\": 7},",
+			   "\"type\": \"exact\", \"monotonic\": true, \"unit_cost_per_m\": 1", &err);
+	const cnt_counter *c;
+	json_t *j1, *j2;
+	double p;
+
+	CHECK(d != NULL);
+	if (d == NULL)
+		return;
+	c = cnt_defs_counter(d, "t", 1, "c", 1);
+	CHECK(!c->versions[0].monotonic && c->versions[1].monotonic);
+	CHECK(c->versions[1].bounds_lo == 0 && c->versions[0].bounds_lo == INT64_MIN);
+	CHECK(c->versions[0].unit_cost_per_m == 2.5 && !c->versions[0].unit_cost_declared);
+	CHECK(c->versions[1].unit_cost_per_m == 1 && c->versions[1].unit_cost_declared);
+	CHECK(cnt_defs_unit_cost(d, CNT_CTYPE_UNIQUE, &p) == 1 && p == 7);
+	CHECK(cnt_defs_unit_cost(d, CNT_CTYPE_MIN, &p) == 0 && p == 0);
+	CHECK(cnt_defs_ctype_monotonic(CNT_CTYPE_EXACT) && !cnt_defs_ctype_monotonic(CNT_CTYPE_UNIQUE));
+	j1 = cnt_fp_counter_def(c, &c->versions[0]);
+	j2 = cnt_fp_counter_def(c, &c->versions[1]);
+	CHECK(j1 != NULL && j2 != NULL);
+	CHECK(json_object_get(j1, "monotonic") == NULL);
+	CHECK(json_is_true(json_object_get(j2, "monotonic")));
+	json_decref(j1);
+	json_decref(j2);
+	cnt_defs_free(d);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		d = mono(bad[i].top, bad[i].v2, &err);
+		CHECK(d == NULL);
+		cnt_defs_free(d);
+		if (d == NULL && strstr(err.msg, bad[i].msg) == NULL) {
+			fprintf(stderr, "%s: got '%s'\n", bad[i].v2, err.msg);
+			CHECK(0);
+		}
+	}
+}
+
 static void test_load_errors(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
@@ -731,5 +802,6 @@ int main(void)
 	RUN(test_tzdir);
 	RUN(test_load_errors);
 	RUN(test_dimensions);
+	RUN(test_monotonic_costs);
 	return unit_report("test_defs");
 }
