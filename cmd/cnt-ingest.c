@@ -10,6 +10,7 @@
 #include "ingest/hold.h"
 #include "model/fingerprint.h"
 #include "ingest/ingest.h"
+#include "ingest/verify.h"
 #include "time/timefmt.h"
 
 static const char usage[] =
@@ -32,6 +33,8 @@ static const char help[] =
 	"      --no-holds          admit every event although hold signals are declared\n"
 	"      --now TIME          ingest time of every event instead of the clock\n"
 	"      --live              live traffic: shed events over a tenant's quota\n"
+	"      --keyring FILE      keys that sign events (cnt-keyring(5)); without it a\n"
+	"                          client-origin event is rejected\n"
 	"      --max-past DUR      oldest event_time accepted, before the ingest time (7d)\n"
 	"      --max-future DUR    latest event_time accepted, after the ingest time (60s)\n"
 	"  -c, --codec NAME        null, deflate, snappy, xz, zstandard or bzip2\n"
@@ -45,7 +48,8 @@ static const char help[] =
 	"\n"
 	"See cnt-ingest(1), cnt-event(5) and cnt-definitions(5).\n";
 
-enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS };
+enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS,
+	OPT_KEYRING };
 
 static const cnt_ingest *run;
 
@@ -147,12 +151,14 @@ int main(int argc, char **argv)
 		{"level", required_argument, NULL, CNT_OPT_LEVEL}, {"now", required_argument, NULL, OPT_NOW},
 		{"live", no_argument, NULL, OPT_LIVE}, {"max-past", required_argument, NULL, OPT_MAX_PAST},
 		{"max-future", required_argument, NULL, OPT_MAX_FUTURE}, {"holds", required_argument, NULL, OPT_HOLDS},
-		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
+		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, {"keyring", required_argument, NULL, OPT_KEYRING},
+		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_ingest_cfg cfg = {.hold_fd = -1, .admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
 		.max_future_ms = 60 * 1000}, .level = -1, .note = note, .progress = cnt_progress_add};
-	const char *defs_path = NULL, *out_path = NULL;
+	const char *defs_path = NULL, *out_path = NULL, *keyring_path = NULL;
+	cnt_keyring *keyring = NULL;
 	cnt_out out, rej, dup, hold;
 	const cnt_counter *hc;
 	int codec_set = 0, c, no_holds = 0;
@@ -179,6 +185,7 @@ int main(int argc, char **argv)
 		case OPT_LIVE: cfg.admit.live = 1; break;
 		case OPT_HOLDS: cfg.hold_name = optarg; break;
 		case OPT_NO_HOLDS: no_holds = 1; break;
+		case OPT_KEYRING: keyring_path = optarg; break;
 		case OPT_MAX_PAST: cfg.admit.max_past_ms = duration("--max-past", optarg, "7d, 36h, 90m"); break;
 		case OPT_MAX_FUTURE: cfg.admit.max_future_ms = duration("--max-future", optarg, "60s, 5m"); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -189,6 +196,8 @@ int main(int argc, char **argv)
 	if (cfg.hold_name && no_holds)
 		cnt_die_usage("--holds and --no-holds exclude each other");
 	if ((cfg.admit.defs = defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
+		cnt_die_err(&err);
+	if (keyring_path && (cfg.admit.keyring = keyring = cnt_keyring_load(keyring_path, &err)) == NULL)
 		cnt_die_err(&err);
 	if ((hc = cnt_hold_first_counter(defs)) != NULL && cfg.hold_name == NULL && !no_holds)
 		cnt_die("counter '%s/%s' declares hold signals: give --holds FILE, or --no-holds to admit "
@@ -248,5 +257,6 @@ int main(int argc, char **argv)
 	cnt_ingest_free(g);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
+	cnt_keyring_free(keyring);
 	return cnt_cli_finish();
 }

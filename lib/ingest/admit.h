@@ -13,6 +13,10 @@
  *                        allow client writes
  *   subject_mismatch     origin client, and subject is absent or is not
  *                        member_ref
+ *   unsigned, bad_signature, unknown_key, revoked_key, expired_key
+ *                        the signature's verdict (verify.h): a client-origin
+ *                        event must be signed under a key of cfg.keyring;
+ *                        a backend-origin one, when it carries a signature
  *   item_required        a unique-type counter, and item is absent
  *   delta_out_of_bounds  delta outside the counter version's bounds
  *   too_old              event_time earlier than ingest time - max past
@@ -61,6 +65,8 @@ typedef enum {
 	CNT_REJ_IN_FUTURE, CNT_REJ_QUOTA,
 	CNT_REJ_BAD_WATCH, CNT_REJ_BELOW_WATCH, CNT_REJ_IVT_UA, CNT_REJ_IVT_ADDRESS,
 	CNT_REJ_IVT_RATE,
+	CNT_REJ_UNSIGNED, CNT_REJ_BAD_SIGNATURE, CNT_REJ_UNKNOWN_KEY, CNT_REJ_EXPIRED_KEY,
+	CNT_REJ_REVOKED_KEY,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 
@@ -93,6 +99,7 @@ typedef struct cnt_admit_cfg {
 	int64_t max_future_ms;       /* default 60 s */
 	size_t expected;             /* events expected, to size the key table */
 	int live;                    /* live traffic: tenants' quotas apply */
+	const struct cnt_keyring *keyring; /* signing keys (verify.h), or NULL */
 } cnt_admit_cfg;
 
 typedef struct cnt_admit cnt_admit;
