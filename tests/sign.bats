@@ -281,7 +281,7 @@ key 'k2' of tenant 'acme' is not registered for backend-origin events" ]
 	}
 	check '{"tenants": [{"tenant_id": "acme", "keys": [{"key_id": "k", "public_key": "AAAA"}]}]}' \
 		'$.tenants[0].keys[0].public_key: expected an Ed25519 public key: 32 bytes in base64 (44 characters, padded)'
-	check '{"tenants": []' 'line 1 column 14: '"'"']'"'"' expected'
+	check '{"tenants": []' "line 1 column 14: '}' expected near end of file"
 	check '{"tenants": [], "extra": 1}' "\$: unknown key 'extra' (expected tenants)"
 	check "$(ring "$(entry k1 "$P1" client 2026-01-01T00:00:00Z 2025-01-01T00:00:00Z)")" \
 		'$.tenants[0].keys[0].valid_until: must be later than valid_from'
