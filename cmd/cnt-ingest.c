@@ -16,7 +16,7 @@
 static const char usage[] =
 	"usage: cnt-ingest -d definitions [-o file] [-r file] [-D file] [-f json|csv|avro]\n"
 	"                  [--holds file | --no-holds] [--now time] [--live]\n"
-	"                  [--max-past dur] [--max-future dur]\n"
+	"                  [--keyring file] [--max-past dur] [--max-future dur]\n"
 	"                  [-c codec] [--level n] [--stats file] [-v]\n"
 	"                  [--progress | --no-progress] [file ...]\n";
 

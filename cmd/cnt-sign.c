@@ -22,7 +22,8 @@ static const char usage[] =
 	"                [--origins list] [--valid-from time] [--valid-until time]\n"
 	"       cnt-sign --key keyfile --public [--origins list] [--valid-from time]\n"
 	"                [--valid-until time]\n"
-	"       cnt-sign --key keyfile [-o file] [--stats file] [-v] [file ...]\n"
+	"       cnt-sign --key keyfile [-o file] [--stats file] [-v]\n"
+	"                [--progress | --no-progress] [file ...]\n"
 	"       cnt-sign --canonical [-o file] [file ...]\n";
 
 static const char help[] =
@@ -125,11 +126,7 @@ static int sign_events(const cnt_sig_key *k, char **names, int n, const char *pa
 		cnt_lines_free(l);
 		cnt_cli_close_in(fd);
 	}
-	cnt_cli_commit(&out);
-	if (co->verbose)
-		cnt_cli_note("%s %llu events%s%s", k ? "signed" : "wrote the canonical form of",
-			(unsigned long long)outn, k ? " with key " : "", k ? k->key_id : "");
-	if (co->stats_path) {
+	if (co->stats_path) {     /* before the commit: a failure leaves nothing */
 		cnt_stats_begin(&s);
 		cnt_stats_u64(&s, "in", outn);
 		cnt_stats_u64(&s, "out", outn);
@@ -137,6 +134,10 @@ static int sign_events(const cnt_sig_key *k, char **names, int n, const char *pa
 			cnt_stats_str(&s, "key_id", k->key_id, -1);
 		cnt_stats_write(&s, co->stats_path);
 	}
+	cnt_cli_commit(&out);
+	if (co->verbose)
+		cnt_cli_note("%s %llu events%s%s", k ? "signed" : "wrote the canonical form of",
+			(unsigned long long)outn, k ? " with key " : "", k ? k->key_id : "");
 	cnt_buf_release(&b);
 	cnt_jsonl_free(p);
 	return cnt_cli_finish();

@@ -28,7 +28,7 @@ EVENTS="$ROOT/examples/events.jsonl"
 KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-sign"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -631,6 +631,24 @@ snaps_ok() {
 @test "allocation failure: cnt-stats fails cleanly at every allocation" {
 	sweep 1 no_prep nothing_left cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
 	sweep 1 no_prep nothing_left cnt-stats --output-format json --threshold late_ratio=0.5 "$F/winstats.json"
+	check_problems
+}
+
+@test "allocation failure: cnt-sign fails cleanly at every allocation" {
+	jq -c 'select(.tenant_id == "acme") | del(.signature)' "$EVENTS" >"$T/acme.jsonl"
+	sweep 0 no_prep nothing_left cnt-sign --key "$ROOT/examples/acme-app-2026.key" --stats "$O/st.json" \
+		-o "$O/signed.jsonl" "$T/acme.jsonl"
+	sweep 0 no_prep nothing_left cnt-sign --canonical -o "$O/canon.txt" "$T/acme.jsonl"
+	check_problems
+}
+
+@test "cnt-sign: a full disk and a closed pipe fail cleanly" {
+	jq -c 'select(.tenant_id == "acme")' "$EVENTS" >"$T/acme.jsonl"
+	full cnt-sign --key "$ROOT/examples/acme-app-2026.key" "$T/acme.jsonl"
+	full cnt-sign --key "$ROOT/examples/acme-app-2026.key" -o /dev/full "$T/acme.jsonl"
+	for mode in default ignore; do
+		closed $mode cnt-sign --key "$ROOT/examples/acme-app-2026.key" "$T/acme.jsonl"
+	done
 	check_problems
 }
 
