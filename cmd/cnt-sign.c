@@ -98,7 +98,7 @@ static int sign_events(const cnt_sig_key *k, char **names, int n, const char *pa
 	for (int i = 0; i < n || i == 0; i++) {
 		const char *name = i < n ? names[i] : "-";
 		int fd = cnt_cli_open_in(name);
-		cnt_lines *l = cnt_lines_new(fd, name, 1 << 20, NULL, 0);
+		cnt_lines *l = cnt_lines_new(fd, name, 1 << 20, "", 0);   /* no prefix read */
 
 		if (l == NULL)
 			cnt_die_nomem();
