@@ -25,7 +25,12 @@ SANFLAGS  := $(if $(SAN),-fsanitize=address$(comma)undefined -fno-sanitize-recov
 CPPFLAGS  += -D_GNU_SOURCE -DCNT_VERSION='"$(VERSION)"' -Ilib -I$(BUILD)/gen
 CFLAGS    ?= $(OPT) -g
 ALLCFLAGS := $(WARN) $(CFLAGS) $(SANFLAGS)
-LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread
+# libsodium: Ed25519 for signed events (lib/ingest/sigform.c); through
+# pkg-config when it is there, else its usual name.
+SODIUM_CFLAGS := $(shell pkg-config --cflags libsodium 2>/dev/null)
+SODIUM_LIBS   := $(or $(shell pkg-config --libs libsodium 2>/dev/null),-lsodium)
+CPPFLAGS  += $(SODIUM_CFLAGS)
+LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash $(SODIUM_LIBS) -lm -lpthread
 ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
 # The tools can be made to fail their N-th allocation (CNT_FAIL_ALLOC=N,
 # lib/base/failalloc.c) so that tests/faults.bats can prove every tool

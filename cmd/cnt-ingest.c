@@ -12,12 +12,13 @@
 #include "ingest/hold.h"
 #include "model/fingerprint.h"
 #include "ingest/ingest.h"
+#include "ingest/verify.h"
 #include "time/timefmt.h"
 
 static const char usage[] =
 	"usage: cnt-ingest -d definitions [-o file] [-r file] [-D file] [-f json|csv|avro]\n"
 	"                  [--holds file | --no-holds] [--members file] [--now time] [--live]\n"
-	"                  [--max-past dur] [--max-future dur]\n"
+	"                  [--keyring file] [--max-past dur] [--max-future dur]\n"
 	"                  [-c codec] [--level n] [--stats file] [-v]\n"
 	"                  [--progress | --no-progress] [file ...]\n";
 
@@ -35,6 +36,8 @@ static const char help[] =
 	"      --members FILE      each tenant's members, kept between runs: member caps\n"
 	"      --now TIME          ingest time of every event instead of the clock\n"
 	"      --live              live traffic: shed events over a tenant's quota\n"
+	"      --keyring FILE      keys that sign events (cnt-keyring(5)); without it a\n"
+	"                          client-origin event is rejected\n"
 	"      --max-past DUR      oldest event_time accepted, before the ingest time (7d)\n"
 	"      --max-future DUR    latest event_time accepted, after the ingest time (60s)\n"
 	"  -c, --codec NAME        null, deflate, snappy, xz, zstandard or bzip2\n"
@@ -48,7 +51,8 @@ static const char help[] =
 	"\n"
 	"See cnt-ingest(1), cnt-event(5) and cnt-definitions(5).\n";
 
-enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS, OPT_MEMBERS };
+enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS, OPT_MEMBERS,
+	OPT_KEYRING };
 
 static const cnt_ingest *run;
 static const cnt_members *members;
@@ -180,12 +184,14 @@ int main(int argc, char **argv)
 		{"live", no_argument, NULL, OPT_LIVE}, {"max-past", required_argument, NULL, OPT_MAX_PAST},
 		{"max-future", required_argument, NULL, OPT_MAX_FUTURE}, {"holds", required_argument, NULL, OPT_HOLDS},
 		{"no-holds", no_argument, NULL, OPT_NO_HOLDS}, {"members", required_argument, NULL, OPT_MEMBERS},
+		{"keyring", required_argument, NULL, OPT_KEYRING},
 		CNT_CLI_LONGOPTS, {NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_ingest_cfg cfg = {.hold_fd = -1, .admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
 		.max_future_ms = 60 * 1000}, .level = -1, .note = note, .progress = cnt_progress_add};
-	const char *defs_path = NULL, *out_path = NULL, *mem_path = NULL;
+	const char *defs_path = NULL, *out_path = NULL, *mem_path = NULL, *keyring_path = NULL;
+	cnt_keyring *keyring = NULL;
 	cnt_out out, rej, dup, hold, mem;
 	const cnt_tenant *ct;
 	const cnt_counter *hc;
@@ -214,6 +220,7 @@ int main(int argc, char **argv)
 		case OPT_HOLDS: cfg.hold_name = optarg; break;
 		case OPT_NO_HOLDS: no_holds = 1; break;
 		case OPT_MEMBERS: mem_path = optarg; break;
+		case OPT_KEYRING: keyring_path = optarg; break;
 		case OPT_MAX_PAST: cfg.admit.max_past_ms = duration("--max-past", optarg, "7d, 36h, 90m"); break;
 		case OPT_MAX_FUTURE: cfg.admit.max_future_ms = duration("--max-future", optarg, "60s, 5m"); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -224,6 +231,8 @@ int main(int argc, char **argv)
 	if (cfg.hold_name && no_holds)
 		cnt_die_usage("--holds and --no-holds exclude each other");
 	if ((cfg.admit.defs = defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
+		cnt_die_err(&err);
+	if (keyring_path && (cfg.admit.keyring = keyring = cnt_keyring_load(keyring_path, &err)) == NULL)
 		cnt_die_err(&err);
 	if ((hc = cnt_hold_first_counter(defs)) != NULL && cfg.hold_name == NULL && !no_holds)
 		cnt_die("counter '%s/%s' declares hold signals: give --holds FILE, or --no-holds to admit "
@@ -300,5 +309,6 @@ int main(int argc, char **argv)
 	cnt_members_free(cfg.admit.members);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
+	cnt_keyring_free(keyring);
 	return cnt_cli_finish();
 }

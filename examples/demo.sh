@@ -26,6 +26,8 @@ BIN="$BUILD/bin"
 NOW=2026-11-30T09:00:00Z
 DEFS=examples/definitions.json
 EVENTS=examples/events.jsonl
+# the signing keys of the events' client-origin events (cnt-keyring(5))
+KEYRING=examples/keyring.json
 
 for t in cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank; do
 	if [ ! -x "$BIN/$t" ]; then
@@ -67,8 +69,8 @@ section() {
 }
 
 section "1. Admit $EVENTS (ingest time fixed at $NOW)"
-echo "\$ cnt-ingest -d $DEFS --now $NOW -o archive.avro -r rejects.jsonl -D duplicates.jsonl --stats stats.json -v $EVENTS"
-"$BIN/cnt-ingest" -d "$DEFS" --now "$NOW" -o "$dir/archive.avro" -r "$dir/rejects.jsonl" \
+echo "\$ cnt-ingest -d $DEFS --keyring $KEYRING --now $NOW -o archive.avro -r rejects.jsonl -D duplicates.jsonl --stats stats.json -v $EVENTS"
+"$BIN/cnt-ingest" -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -o "$dir/archive.avro" -r "$dir/rejects.jsonl" \
 	-D "$dir/duplicates.jsonl" --stats "$dir/stats.json" -v "$EVENTS" 2>&1
 
 section "2. The first three admitted events (cnt-cat --head 3 --iso-time)"
@@ -109,7 +111,7 @@ section "10. Archives concatenate: cat archive.avro archive.avro | cnt-cat --cou
 cat "$dir/archive.avro" "$dir/archive.avro" | "$BIN/cnt-cat" --count
 
 section "11. Admission is deterministic: the same input gives the same bytes"
-"$BIN/cnt-ingest" -d "$DEFS" --now "$NOW" -o "$dir/again.avro" -r /dev/null "$EVENTS"
+"$BIN/cnt-ingest" -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -o "$dir/again.avro" -r /dev/null "$EVENTS"
 if cmp -s "$dir/archive.avro" "$dir/again.avro"; then
 	echo "archive.avro and again.avro are identical"
 else
@@ -163,7 +165,7 @@ section "19. In two parts, each admitted and counted on its own, then merged"
 head -n 15 "$EVENTS" >"$dir/part1.jsonl"
 tail -n +16 "$EVENTS" >"$dir/part2.jsonl"
 for p in 1 2; do
-	"$BIN/cnt-ingest" -d "$DEFS" --now "$NOW" -r /dev/null "$dir/part$p.jsonl" |
+	"$BIN/cnt-ingest" -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -r /dev/null "$dir/part$p.jsonl" |
 		"$BIN/cnt-dedup" -d "$DEFS" -s "$dir/parts.state" | "$BIN/cnt-window" -d "$DEFS" |
 		"$BIN/cnt-accumulate" -o "$dir/part$p.buckets.avro"
 done

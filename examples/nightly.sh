@@ -17,6 +17,7 @@ PATH="$BUILD/bin:$PATH"
 export PATH
 DEFS="$PWD/examples/definitions.json"
 EVENTS="$PWD/examples/events.jsonl"
+KEYRING="$PWD/examples/keyring.json"
 BOARD=acme-30d-distance
 
 dir=${CNT_NIGHTLY_DIR:-$BUILD/nightly}
@@ -54,7 +55,7 @@ sed -n '21,$p' "$EVENTS" >part3.jsonl
 i=0
 for now in 2026-11-30T09:00:00Z 2026-11-30T09:20:00Z 2026-11-30T09:40:00Z; do
 	i=$((i + 1))
-	cnt-ingest -d "$DEFS" --now "$now" -r /dev/null -o "log/seg$i.avro" "part$i.jsonl" || fail "cnt-ingest of segment $i"
+	cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$now" -r /dev/null -o "log/seg$i.avro" "part$i.jsonl" || fail "cnt-ingest of segment $i"
 	cnt-dedup -d "$DEFS" -s live/dedup.state --snapshots live/snapshots "log/seg$i.avro" |
 		cnt-window -d "$DEFS" | cnt-accumulate -o "live/seg$i.buckets.avro" || fail "the live job of segment $i"
 done

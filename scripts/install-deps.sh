@@ -3,11 +3,15 @@
 # Idempotent: when every package is present it does nothing (no apt-get at all).
 # Run as root (or through sudo) on Debian 12 or later.
 set -eu
+# libsodium-dev: Ed25519 verification of signed events (cnt-keyring(5)) is
+# a well-kept library's, never hand-written; python3-cryptography checks
+# the documented test vectors against an independent implementation.
 
 PKGS="make gcc clang libc6-dev
 libzstd-dev zlib1g-dev libsnappy-dev liblzma-dev libbz2-dev
-libcsv-dev libjansson-dev libxxhash-dev
+libcsv-dev libjansson-dev libxxhash-dev libsodium-dev pkg-config
 bats tzdata python3 python3-avro python3-zstandard python3-snappy
+python3-cryptography
 jq time parallel openssh-server openssh-client rsync"
 
 missing=""

@@ -80,7 +80,8 @@ one() {
 			unknown_counter: 0, client_not_writable: 0, subject_mismatch: 0, item_required: 0,
 			delta_out_of_bounds: 0, too_old: 0, in_future: 0, quota_exceeded: 0,
 			bad_watch_time: 2, below_watch_time: 1, ivt_user_agent: 2, ivt_address: 2, ivt_rate: 2,
-			not_monotonic: 0, member_cap: 0}' st.json
+			not_monotonic: 0, member_cap: 0,
+			unsigned: 0, bad_signature: 0, unknown_key: 0, expired_key: 0, revoked_key: 0}' st.json
 	# without -r the messages name the reason too
 	run -0 cnt-ingest -d conf/defs.json --now "$NOW" -o out2.avro in.jsonl
 	[[ $output == *"'in.jsonl' line 2: rejected (below_watch_time): attrs 'ms_watched' 2999 ms"* ]]

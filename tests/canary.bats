@@ -10,6 +10,7 @@ bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/.."
 DEFS0="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
+KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 command -v cnt-canary >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
@@ -133,8 +134,8 @@ fake() {
 	jq -cn 'range(50) as $i | {idempotency_key: "p\($i)", tenant_id: "probe", counter_id: "views",
 		member_ref: "m-1042", item: "p\($i)", event_time: "2026-11-29T10:00:00Z"}' >probes.jsonl
 	cat "$EVENTS" probes.jsonl >mixed.jsonl
-	cnt-ingest -d "$DEFS" --now "$NOW" -r /dev/null -o mixed.avro mixed.jsonl
-	cnt-ingest -d "$DEFS" --now "$NOW" -r /dev/null -o real.avro "$EVENTS"
+	cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -r /dev/null -o mixed.avro mixed.jsonl
+	cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -r /dev/null -o real.avro "$EVENTS"
 	for log in mixed real; do
 		cnt-dedup -d "$DEFS" $log.avro | cnt-window -d "$DEFS" | cnt-accumulate -o $log.buckets.avro
 	done

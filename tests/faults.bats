@@ -25,9 +25,10 @@ bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/.."
 DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
+KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -38,9 +39,9 @@ command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 setup_file() {
 	local F=$BATS_FILE_TMPDIR
 	cd "$F"
-	cnt-ingest --definitions "$DEFS" --now "$NOW" --output archive.avro --rejects /dev/null "$EVENTS"
+	cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output archive.avro --rejects /dev/null "$EVENTS"
 	head -n 15 "$EVENTS" >part.jsonl
-	cnt-ingest --definitions "$DEFS" --now "$NOW" --output part.avro --rejects /dev/null part.jsonl
+	cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output part.avro --rejects /dev/null part.jsonl
 	cnt-dedup --definitions "$DEFS" --state part.state --output /dev/null part.avro
 	cnt-dedup --definitions "$DEFS" --output deduped.avro archive.avro
 	cnt-window --definitions "$DEFS" --output windowed.avro deduped.avro
@@ -63,7 +64,7 @@ setup_file() {
 	printf '%s\n' \
 		'{"idempotency_key":"g1","tenant_id":"acme","counter_id":"ghost","member_ref":"m-1","delta":1,"event_time":"2026-11-29T10:00:00Z"}' \
 		'{"idempotency_key":"g2","tenant_id":"acme","counter_id":"ghost","member_ref":"m-2","delta":2,"event_time":"2026-11-29T11:00:00Z"}' >ghost.jsonl
-	cnt-ingest --definitions defs2.json --now "$NOW" --output ghost.avro ghost.jsonl
+	cnt-ingest --keyring "$KEYRING" --definitions defs2.json --now "$NOW" --output ghost.avro ghost.jsonl
 
 	# A weekly league sealed (cnt-seal): week 48 closes Monday 2026-11-30
 	# 00:00 Berlin; m-1042 is then retracted and the buckets rebuilt.
@@ -84,7 +85,7 @@ setup_file() {
 	          '"member_ref":"m-%05d","delta":%d,"event_time":"2026-11-29T%02d:%02d:00Z"}'
 	          % (i, i, 1000 + i, i % 24, i % 60))
 	EOF
-	cnt-ingest --definitions "$DEFS" --now "$NOW" --output big.avro big.jsonl
+	cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output big.avro big.jsonl
 	cnt-dedup --definitions "$DEFS" --output bigdedup.avro big.avro
 	cnt-window --definitions "$DEFS" --output bigwin.avro bigdedup.avro
 	cnt-accumulate --output bigbuckets.avro bigwin.avro
@@ -95,15 +96,15 @@ setup_file() {
 	# one decision in it.
 	jq '.counters[0].holds = [{signal: "rate", window_s: 86400, ceiling: 20000}]' "$DEFS" >holddefs.json
 	jq '.counters[0].holds = [{signal: "rate", window_s: 60, ceiling: 0}]' "$DEFS" >allhold.json
-	cnt-ingest --definitions holddefs.json --now "$NOW" --output held-log.avro --holds holds.avro \
+	cnt-ingest --keyring "$KEYRING" --definitions holddefs.json --now "$NOW" --output held-log.avro --holds holds.avro \
 		--rejects /dev/null "$EVENTS"
-	cnt-ingest --definitions allhold.json --now "$NOW" --output /dev/null --holds bigholds.avro big.jsonl
+	cnt-ingest --keyring "$KEYRING" --definitions allhold.json --now "$NOW" --output /dev/null --holds bigholds.avro big.jsonl
 	H1=$(cnt-hold list --output-format json holds.avro | jq -r .hold_id | head -n 1)
 	cnt-hold clear --decisions dec0.jsonl --by ana --now "$NOW" --output /dev/null --hold "$H1" holds.avro
 	: >ret0.jsonl
 
 	# The batch audit (cnt-audit): a day of beacons with planted rings.
-	"$ROOT/tests/data/audit/gen.py" | cnt-ingest --definitions "$ADEFS" --now 2026-06-10T00:00:00Z \
+	"$ROOT/tests/data/audit/gen.py" | cnt-ingest --keyring "$KEYRING" --definitions "$ADEFS" --now 2026-06-10T00:00:00Z \
 		--max-past 400d --output audit-log.avro -
 }
 
@@ -190,12 +191,12 @@ full() {
 }
 
 @test "/dev/full: every output of every tool fails with status 3, one line, nothing left behind" {
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output /dev/full --rejects /dev/null "$EVENTS"
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/full "$EVENTS"
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+	full cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
+	full cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output /dev/full --rejects /dev/null "$EVENTS"
+	full cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/full "$EVENTS"
+	full cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
 		--duplicates /dev/full "$EVENTS"
-	full cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+	full cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
 		--stats /dev/full "$EVENTS"
 
 	full cnt-cat "$F/archive.avro"
@@ -253,7 +254,7 @@ full() {
 	full cnt-seal verify --sealed "$F/sealed" --stats /dev/full
 	full cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed "$O/sealed" --now "$SEAL_NOW" \
 		--stats /dev/full "$F/buckets.avro"
-	full cnt-ingest --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
+	full cnt-ingest --keyring "$KEYRING" --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" --rejects /dev/null \
 		--holds /dev/full "$EVENTS"
 	full cnt-hold list "$F/holds.avro"
 	full cnt-hold list --output-format json "$F/holds.avro"
@@ -320,7 +321,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 @test "SIGPIPE: every tool writing into '| head -c 1' ends quietly by SIGPIPE, at default and ignored" {
 	local mode
 	for mode in default ignore; do
-		head1 $mode cnt-ingest --definitions "$DEFS" --now "$NOW" "$F/big.jsonl"
+		head1 $mode cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" "$F/big.jsonl"
 		head1 $mode cnt-cat "$F/big.avro"
 		head1 $mode cnt-cat --output-format csv "$F/big.avro"
 		head1 $mode cnt-dedup --definitions "$DEFS" "$F/big.avro"
@@ -343,9 +344,9 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 @test "SIGPIPE: a pipe closed before the first write, every tool, at default and ignored; temporaries removed" {
 	local mode
 	for mode in default ignore; do
-		closed $mode cnt-ingest --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
+		closed $mode cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --rejects /dev/null "$EVENTS"
 		# the rejects go to the closed pipe while the output is a file
-		closed $mode cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+		closed $mode cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
 			--rejects /dev/stdout "$EVENTS"
 		closed $mode cnt-cat --count "$F/archive.avro"
 		closed $mode cnt-dedup --definitions "$DEFS" --state "$O/state" "$F/archive.avro"
@@ -540,7 +541,7 @@ ledgers_kept() {
 		cmp -s "$O/ret.jsonl" "$F/ret0.jsonl"
 }
 @test "allocation failure: cnt-ingest fails cleanly at every allocation" {
-	sweep 0 no_prep nothing_left cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+	sweep 0 no_prep nothing_left cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
 		--rejects "$O/rejects.jsonl" --duplicates "$O/dups.jsonl" --stats "$O/st.json" "$EVENTS"
 	check_problems
 }
@@ -559,7 +560,7 @@ ledgers_kept() {
 }
 
 @test "allocation failure: cnt-ingest --holds fails cleanly at every allocation" {
-	sweep 0 no_prep nothing_left cnt-ingest --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" \
+	sweep 0 no_prep nothing_left cnt-ingest --keyring "$KEYRING" --definitions "$F/holddefs.json" --now "$NOW" --output "$O/a.avro" \
 		--rejects "$O/rejects.jsonl" --holds "$O/holds.avro" --stats "$O/st.json" "$EVENTS"
 	check_problems
 }
@@ -665,6 +666,24 @@ snaps_ok() {
 @test "allocation failure: cnt-stats fails cleanly at every allocation" {
 	sweep 1 no_prep nothing_left cnt-stats --stats "$O/st.json" "$F/winstats.json" "$F/diffstats.json"
 	sweep 1 no_prep nothing_left cnt-stats --output-format json --threshold late_ratio=0.5 "$F/winstats.json"
+	check_problems
+}
+
+@test "allocation failure: cnt-sign fails cleanly at every allocation" {
+	jq -c 'select(.tenant_id == "acme") | del(.signature)' "$EVENTS" >"$T/acme.jsonl"
+	sweep 0 no_prep nothing_left cnt-sign --key "$ROOT/examples/acme-app-2026.key" --stats "$O/st.json" \
+		-o "$O/signed.jsonl" "$T/acme.jsonl"
+	sweep 0 no_prep nothing_left cnt-sign --canonical -o "$O/canon.txt" "$T/acme.jsonl"
+	check_problems
+}
+
+@test "cnt-sign: a full disk and a closed pipe fail cleanly" {
+	jq -c 'select(.tenant_id == "acme")' "$EVENTS" >"$T/acme.jsonl"
+	full cnt-sign --key "$ROOT/examples/acme-app-2026.key" "$T/acme.jsonl"
+	full cnt-sign --key "$ROOT/examples/acme-app-2026.key" -o /dev/full "$T/acme.jsonl"
+	for mode in default ignore; do
+		closed $mode cnt-sign --key "$ROOT/examples/acme-app-2026.key" "$T/acme.jsonl"
+	done
 	check_problems
 }
 
@@ -789,7 +808,7 @@ start_slow() {
 slow_case() {
 	case $1 in
 	1) head -n 5 "$EVENTS" >"$T/feed"
-	   TOOL=(cnt-ingest --definitions "$DEFS" --now "$NOW" --format json --rejects /dev/null)
+	   TOOL=(cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --format json --rejects /dev/null)
 	   WHOLE=$EVENTS ;;
 	2) head -c 400 "$F/archive.avro" >"$T/feed"
 	   TOOL=(cnt-dedup --definitions "$DEFS"); WHOLE=$F/archive.avro ;;
@@ -874,7 +893,7 @@ gone() {
 		done
 	}
 	NAMES="a.avro rej.jsonl dup.jsonl st.json"; plant
-	cnt-ingest --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects "$O/rej.jsonl" \
+	cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --rejects "$O/rej.jsonl" \
 		--duplicates "$O/dup.jsonl" --stats "$O/st.json" "$EVENTS"
 	check_leftovers cnt-ingest
 	NAMES="a.avro dup.avro state st.json"; plant

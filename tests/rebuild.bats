@@ -15,6 +15,7 @@ bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/.."
 DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
+KEYRING="$ROOT/examples/keyring.json"
 BOARD=acme-30d-distance
 NOW=2026-11-30T09:40:00Z
 command -v cnt-rebuild >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
@@ -28,7 +29,7 @@ setup_file() {
 	i=0
 	for now in 2026-11-30T09:00:00Z 2026-11-30T09:20:00Z $NOW; do
 		i=$((i + 1))
-		cnt-ingest -d "$DEFS" --now "$now" -r /dev/null -o "log/seg$i.avro" "part$i.jsonl"
+		cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$now" -r /dev/null -o "log/seg$i.avro" "part$i.jsonl"
 		cnt-dedup -d "$DEFS" -s live/dedup.state --snapshots live/snapshots "log/seg$i.avro" |
 			cnt-window -d "$DEFS" | cnt-accumulate -o "live/seg$i.buckets.avro"
 	done
@@ -36,7 +37,7 @@ setup_file() {
 	cnt-project -d "$DEFS" -b "$BOARD" -w live/views --now "$NOW" live/buckets.avro
 	# a forged record: m-1042 +700 m, admitted at the live as-of
 	printf '%s\n' '{"idempotency_key":"forged-1","tenant_id":"acme","counter_id":"distance_m","member_ref":"m-1042","delta":700,"event_time":"2026-11-29T08:10:00Z"}' |
-		cnt-ingest -d "$DEFS" --now "$NOW" -r /dev/null - | cnt-dedup -d "$DEFS" |
+		cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -r /dev/null - | cnt-dedup -d "$DEFS" |
 		cnt-window -d "$DEFS" | cnt-accumulate -o forged.buckets.avro
 }
 

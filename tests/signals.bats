@@ -10,13 +10,14 @@ bats_require_minimum_version 1.5.0
 ROOT="$BATS_TEST_DIRNAME/.."
 DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
+KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
 command -v cnt-stats >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
 	cd "$BATS_FILE_TMPDIR"
-	cnt-ingest -d "$DEFS" --now "$NOW" -o log.avro -r /dev/null -D /dev/null --stats ingest.json "$EVENTS"
+	cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -o log.avro -r /dev/null -D /dev/null --stats ingest.json "$EVENTS"
 	cnt-dedup -d "$DEFS" --stats dedup.json log.avro | cnt-window -d "$DEFS" --stats window.json |
 		cnt-accumulate -o buckets.avro --stats accumulate.json
 	cnt-project -d "$DEFS" -b "$BOARD" -w views --now "$NOW" --stats project.json buckets.avro

@@ -24,9 +24,9 @@ setup_file() {
 		cnt-accumulate -o "$f.buckets.avro" "$f.win.avro"
 	done
 	# the examples: acme and kahani, as the demo admits them, and acme's alone
-	cnt-ingest -d "$EXDEFS" --now "$NOW" -o ex.archive.avro "$EX/events.jsonl" 2>/dev/null || true
+	cnt-ingest -d "$EXDEFS" --keyring "$EX/keyring.json" --now "$NOW" -o ex.archive.avro "$EX/events.jsonl" 2>/dev/null || true
 	jq -c 'select(.tenant_id == "acme")' "$EX/events.jsonl" >acme.jsonl
-	cnt-ingest -d "$EXDEFS" --now "$NOW" -o acme.archive.avro acme.jsonl 2>/dev/null || true
+	cnt-ingest -d "$EXDEFS" --keyring "$EX/keyring.json" --now "$NOW" -o acme.archive.avro acme.jsonl 2>/dev/null || true
 	cnt-dedup -d "$EXDEFS" -s ex.state ex.archive.avro | cnt-window -d "$EXDEFS" | cnt-accumulate -o ex.buckets.avro
 	cnt-project -d "$EXDEFS" -b acme-30d-distance -w views --now "$NOW" ex.buckets.avro
 }

@@ -13,13 +13,15 @@
 
 #include "ingest/cap.h"
 #include "ingest/ivt.h"
+#include "ingest/verify.h"
 
 static const char *const reason_names[CNT_REJ_COUNT] = {
 	"malformed", "missing_field", "bad_field", "unknown_tenant",
 	"unknown_counter", "client_not_writable", "subject_mismatch",
 	"item_required", "delta_out_of_bounds", "too_old", "in_future",
 	"quota_exceeded", "bad_watch_time", "below_watch_time", "ivt_user_agent",
-	"ivt_address", "ivt_rate", "not_monotonic", "member_cap"
+	"ivt_address", "ivt_rate", "not_monotonic", "member_cap",
+	"unsigned", "bad_signature", "unknown_key", "expired_key", "revoked_key"
 };
 
 const char *cnt_reject_name(cnt_reject_reason r)
@@ -254,6 +256,14 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 			return reject(a, v, CNT_REJ_SUBJECT_MISMATCH, "subject",
 				raw->subject.p ? "a client-origin event's subject must be its member_ref" :
 				"a client-origin event needs a subject (the authenticated member_ref)");
+	}
+	if ((f = (int)cnt_verify_event(a->cfg.keyring, raw, now, why, sizeof(why))) != CNT_SIG_OK) {
+		static const cnt_reject_reason sig_reason[] = {0, CNT_REJ_UNSIGNED, CNT_REJ_BAD_SIGNATURE,
+			CNT_REJ_UNKNOWN_KEY, CNT_REJ_EXPIRED_KEY, CNT_REJ_REVOKED_KEY};
+
+		if (f == CNT_SIG_NOMEM)
+			return -1;
+		return reject(a, v, sig_reason[f], "signature", "%s", why);
 	}
 	if (cv->type == CNT_CTYPE_UNIQUE && raw->item.p == NULL)
 		return reject(a, v, CNT_REJ_ITEM_REQUIRED, "item",

@@ -13,6 +13,10 @@
  *                        allow client writes
  *   subject_mismatch     origin client, and subject is absent or is not
  *                        member_ref
+ *   unsigned, bad_signature, unknown_key, revoked_key, expired_key
+ *                        the signature's verdict (verify.h): a client-origin
+ *                        event must be signed under a key of cfg.keyring;
+ *                        a backend-origin one, when it carries a signature
  *   item_required        a unique-type counter, and item is absent
  *   not_monotonic        the counter version is monotonic and delta is
  *                        negative (only a retraction lowers it)
@@ -70,6 +74,8 @@ typedef enum {
 	CNT_REJ_BAD_WATCH, CNT_REJ_BELOW_WATCH, CNT_REJ_IVT_UA, CNT_REJ_IVT_ADDRESS,
 	CNT_REJ_IVT_RATE,
 	CNT_REJ_NOT_MONOTONIC, CNT_REJ_MEMBER_CAP,
+	CNT_REJ_UNSIGNED, CNT_REJ_BAD_SIGNATURE, CNT_REJ_UNKNOWN_KEY, CNT_REJ_EXPIRED_KEY,
+	CNT_REJ_REVOKED_KEY,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 
@@ -105,6 +111,7 @@ typedef struct cnt_admit_cfg {
 	struct cnt_members *members; /* members per tenant (cap.h): each admitted
 				      * event's member is added; the caps apply.
 				      * NULL: neither */
+	const struct cnt_keyring *keyring; /* signing keys (verify.h), or NULL */
 } cnt_admit_cfg;
 
 typedef struct cnt_admit cnt_admit;

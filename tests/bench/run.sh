@@ -259,7 +259,7 @@ fi
 #     BENCH_EVENTS when set smaller): memory and state-file bytes per key.
 DEDUP_KEYS=${DEDUP_KEYS:-50000000}
 [ "$N" -lt "$DEDUP_KEYS" ] && [ -n "${BENCH_EVENTS:-}" ] && DEDUP_KEYS=$N
-LIBS="-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread"
+LIBS="-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lsodium -lm -lpthread"
 if $CC $WARN -D_GNU_SOURCE -O2 -Ilib -I"$BUILD/gen" -o "$OUT/dedup-keys" tests/bench/dedup-keys.c \
 	"$BUILD/libcnt.a" $LIBS; then
 	if q=$("$OUT/dedup-keys" "$DEDUP_KEYS" "$OUT/dedup-keys.state"); then

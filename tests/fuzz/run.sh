@@ -65,7 +65,7 @@ for src in $targets; do
 	log="$BUILD/$name.log"
 	# shellcheck disable=SC2086
 	if ! $FUZZ_CC $CFLAGS -fsanitize=fuzzer,$SAN -fno-sanitize-recover=all -o "$bin" "$src" $objs \
-		-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lm -lpthread; then
+		-lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash -lsodium -lm -lpthread; then
 		echo "fuzz: $name: build failed"
 		failed="$failed $name"
 		continue
