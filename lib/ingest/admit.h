@@ -6,6 +6,8 @@
  *   malformed            the record is not an object of the contract's shape
  *   missing_field        a required field is absent (field named)
  *   bad_field            a field has the wrong type, length or format
+ *   reserved_attr        an attrs key begins with "cnt." (reserved for what
+ *                        cnt itself writes, such as cnt.sample)
  *   unknown_tenant       tenant_id is not declared
  *   unknown_counter      counter_id is not declared for the tenant, or no
  *                        version of it is in effect at the ingest time
@@ -61,6 +63,7 @@ typedef enum {
 	CNT_REJ_IN_FUTURE, CNT_REJ_QUOTA,
 	CNT_REJ_BAD_WATCH, CNT_REJ_BELOW_WATCH, CNT_REJ_IVT_UA, CNT_REJ_IVT_ADDRESS,
 	CNT_REJ_IVT_RATE,
+	CNT_REJ_RESERVED_ATTR,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 
