@@ -304,3 +304,16 @@ assert c["va"]["accepted"] + c["va"]["sampled_out"] == c["ve"]["accepted"]
 PYEOF
 	[ "$(stat -c %s z.avro)" -gt 0 ]
 }
+
+@test "cnt-window: an approx event whose cnt.sample is not a level 1 to 20 stops the run, status 2" {
+	ingest -o log.avro ev.jsonl
+	events log.avro | jq -c 'if .counter_id == "va" and .idempotency_key == "k-m2-3" then .attrs["cnt.sample"] = "21" else . end' > log.jsonl
+	toavro bad.avro
+	run -2 cnt-window -d defs.json -o w.avro bad.avro
+	[[ "$output" == *"attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
+	[ ! -e w.avro ]
+	# an exact counter's event may carry any cnt.* attrs written elsewhere: ignored
+	events log.avro | jq -c 'if .counter_id == "ve" then .attrs["cnt.sample"] = "x" else . end' > log.jsonl
+	toavro ok.avro
+	run -0 cnt-window -d defs.json -o w.avro ok.avro
+}

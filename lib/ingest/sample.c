@@ -23,10 +23,11 @@ int64_t cnt_sample_k(double eps)
 
 int cnt_sample_level(uint64_t i, int64_t k)
 {
-	uint64_t q = i / (uint64_t)k + 1;   /* L = floor(log2(q)) */
-	int l = 63 - __builtin_clzll(q);
+	uint64_t q = i / (uint64_t)(k < 1 ? 1 : k);   /* L = floor(log2(q + 1)) */
 
-	return l > CNT_SAMPLE_LEVEL_MAX ? CNT_SAMPLE_LEVEL_MAX : l;
+	if (q >= ((uint64_t)2 << CNT_SAMPLE_LEVEL_MAX) - 1)
+		return CNT_SAMPLE_LEVEL_MAX;
+	return 63 - __builtin_clzll(q + 1);
 }
 
 uint64_t cnt_sample_hash(const cnt_event *e, int dedup_key)
