@@ -59,7 +59,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -117,6 +117,9 @@ test: check check-san
 
 bench: tools
 	BUILD=$(BUILD) sh tests/bench/run.sh
+
+bench-approx: tools
+	BUILD=$(BUILD) sh tests/bench/approx.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:
