@@ -173,8 +173,10 @@ int cnt_sampler_decide(cnt_sampler *s, const cnt_counter *c, const cnt_counter_v
 		return 0;
 	}
 	/* admission has checked there are at most CNT_ATTRS_MAX */
-	memcpy(s->keys, e->attr_keys, e->nattrs * sizeof(cnt_slice));
-	memcpy(s->vals, e->attr_vals, e->nattrs * sizeof(cnt_slice));
+	if (e->nattrs > 0) {
+		memcpy(s->keys, e->attr_keys, e->nattrs * sizeof(cnt_slice));
+		memcpy(s->vals, e->attr_vals, e->nattrs * sizeof(cnt_slice));
+	}
 	snprintf(s->level, sizeof(s->level), "%d", l);
 	s->keys[e->nattrs].p = CNT_SAMPLE_ATTR;
 	s->keys[e->nattrs].n = sizeof(CNT_SAMPLE_ATTR) - 1;
