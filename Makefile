@@ -65,7 +65,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench bench-peers fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx bench-peers fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -123,6 +123,9 @@ test: check check-san
 
 bench: tools
 	BUILD=$(BUILD) sh tests/bench/run.sh
+
+bench-approx: tools
+	BUILD=$(BUILD) sh tests/bench/approx.sh
 
 # The chain beside DuckDB (npm, installed into build-bench/peers) and the
 # measuring stick (../shared/bench/limit-b), interleaved; see tests/bench/README.

@@ -63,6 +63,7 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);
 	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
 	cnt_stats_u64(&s, "compensations", st->compensations);
+	cnt_stats_i64(&s, "scaled_extra", (int64_t)st->scaled_extra);
 	cnt_stats_u64(&s, "emptied", st->emptied);
 	cnt_stats_u64(&s, "stale", st->stale);
 	cnt_stats_u64(&s, "dim_records", st->dim_records);

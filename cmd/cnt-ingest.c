@@ -73,12 +73,14 @@ static void counter_stats(void *s, const char *tenant, const char *counter, uint
 {
 	const cnt_counter *c = cnt_defs_counter(cnt_ingest_defs(run), tenant, strlen(tenant), counter, strlen(counter));
 	uint64_t held = c ? cnt_ingest_counter_held(run, c) : 0;
+	uint64_t smp = c ? cnt_ingest_counter_sampled_out(run, c) : 0;
 
 	cnt_stats_object(s, NULL);
 	cnt_stats_str(s, "tenant_id", tenant, -1);
 	cnt_stats_str(s, "counter_id", counter, -1);
-	cnt_stats_u64(s, "accepted", acc - held);
+	cnt_stats_u64(s, "accepted", acc - held - smp);
 	cnt_stats_u64(s, "held", held);
+	cnt_stats_u64(s, "sampled_out", smp);
 	cnt_stats_u64(s, "duplicates", dups);
 	cnt_stats_double(s, "dedup_hit_rate", hit_rate(acc, dups));
 	if (c != NULL) {   /* unit cost (cnt-definitions(5), "UNIT COSTS") */
@@ -114,7 +116,8 @@ static void write_stats(const cnt_ingest *g, const char *path)
 {
 	const cnt_admit_stats *st = cnt_ingest_stats(g);
 	const cnt_hold_stats *hs = cnt_ingest_held(g);
-	uint64_t held = hs ? hs->held : 0, out = st->accepted - held;
+	uint64_t held = hs ? hs->held : 0, smp = cnt_ingest_sampled_out(g);
+	uint64_t out = st->accepted - held - smp;
 	const cnt_ingest_input *in;
 	cnt_stats s;
 	cnt_err err;
@@ -126,7 +129,8 @@ static void write_stats(const cnt_ingest *g, const char *path)
 	cnt_stats_u64(&s, "rejected", st->rejected);
 	cnt_stats_u64(&s, "duplicates", st->duplicate);
 	cnt_stats_u64(&s, "held", held);
-	cnt_stats_bool(&s, "balanced", st->in == out + st->rejected + st->duplicate + held);
+	cnt_stats_u64(&s, "sampled_out", smp);
+	cnt_stats_bool(&s, "balanced", st->in == out + st->rejected + st->duplicate + held + smp);
 	cnt_stats_object(&s, "held_by_signal");
 	for (int k = 0; k < CNT_HOLD_NKINDS; k++)
 		cnt_stats_u64(&s, cnt_defs_hold_name((cnt_hold_kind)k), hs ? hs->by_signal[k] : 0);

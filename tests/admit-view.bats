@@ -75,13 +75,13 @@ one() {
 	[ "$(jq -r 'select(.line == 10) | .message' rej.jsonl)" = "item 'u1' already has 2 events within 60 s of this one (at most 2 per 60 s)" ]
 	# line 11 repeats k9, which was admitted: a duplicate, never more traffic
 	one '.in == 13 and .out == 3 and .rejected == 9 and .duplicates == 1 and .held == 0 and .balanced
-		and .in == .out + .rejected + .duplicates + .held
+		and .in == .out + .rejected + .duplicates + .held + .sampled_out
 		and .rejected_by_reason == {malformed: 0, missing_field: 0, bad_field: 0, unknown_tenant: 0,
 			unknown_counter: 0, client_not_writable: 0, subject_mismatch: 0, item_required: 0,
 			delta_out_of_bounds: 0, too_old: 0, in_future: 0, quota_exceeded: 0,
 			bad_watch_time: 2, below_watch_time: 1, ivt_user_agent: 2, ivt_address: 2, ivt_rate: 2,
 			not_monotonic: 0, member_cap: 0,
-			unsigned: 0, bad_signature: 0, unknown_key: 0, expired_key: 0, revoked_key: 0}' st.json
+			unsigned: 0, bad_signature: 0, unknown_key: 0, expired_key: 0, revoked_key: 0, reserved_attr: 0}' st.json
 	# without -r the messages name the reason too
 	run -0 cnt-ingest -d conf/defs.json --now "$NOW" -o out2.avro in.jsonl
 	[[ $output == *"'in.jsonl' line 2: rejected (below_watch_time): attrs 'ms_watched' 2999 ms"* ]]

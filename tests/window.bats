@@ -210,9 +210,9 @@ expect() {
 	cnt-window -d "$DEFS" -o w2.avro s.avro
 	cmp w1.avro w2.avro
 	cnt-cat --schema w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
-		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "exact", "dimensions", "event"])'
+		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "exact", "dimensions", "sample", "event"])'
 	# exact: the event's counter version is of type exact (dist is, uniq is not)
-	cnt-cat w1.avro | jq -e -s 'length == 20 and all(.[]; .exact == true)' >/dev/null
+	cnt-cat w1.avro | jq -e -s 'length == 20 and all(.[]; .exact == true and .sample == -1)' >/dev/null
 	ev u1 uniq m1 1 i1 | ingest "$T0" u.avro
 	cnt-window -d "$DEFS" u.avro | cnt-cat | one '.exact == false'
 }

@@ -560,14 +560,34 @@ static void latest_ingest(agg *g, int64_t u, int64_t m)
 	latest(&g->max_ingest_time, &g->ningest, &has, u, m);
 }
 
+/* An approx counter's event at level L (w->sample >= 0) weighs 2^L: it
+ * adds 2^L to count and d * 2^L to sum, one to sampled, and
+ * d*d*w*(w-1) to sum_var (the Horvitz-Thompson variance estimate,
+ * 128-bit wrapping; cnt-bucket(5)).  sign -1 takes all of it out again
+ * (a compensation). */
+static void add_sampled(agg *g, const cnt_windowed *w, int sign)
+{
+	int64_t wt = (int64_t)1 << w->sample, d = w->ev.delta;
+	unsigned __int128 v = (unsigned __int128)((cnt_i128)d * d) * (uint64_t)wt * (uint64_t)(wt - 1);
+
+	g->sampled += sign;
+	g->sum_var = (cnt_i128)(sign > 0 ? (unsigned __int128)g->sum_var + v
+					 : (unsigned __int128)g->sum_var - v);
+}
+
 /* total: g is the member's total (else a breakdown record, whose events
  * are already counted in the statistics). */
 static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_err *err)
 {
 	const cnt_event *e = &w->ev;
+	/* the event's weight: 1, or 2^L for an approx counter's sample */
+	int64_t wt = w->sample > 0 ? (int64_t)1 << w->sample : 1;
+	cnt_i128 dw = (cnt_i128)e->delta * wt;
 
-	if (total)
+	if (total) {
 		a->st.events++;
+		a->st.scaled_extra += e->retracts.p ? -(uint64_t)(wt - 1) : (uint64_t)(wt - 1);
+	}
 	if (e->retracts.p) {
 		/* A compensation (cnt-retract(1)) takes its original out of
 		 * the additive columns: one event fewer, its delta (already
@@ -576,19 +596,22 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 		 * the multiplicity of those times.  Minima, maxima and
 		 * sketches cannot be compensated: they are left alone (the
 		 * buckets a retraction touches are rebuilt, cnt-retract
-		 * --rebuild); an exact counter has none. */
+		 * --rebuild); an exact counter has none.  It carries the
+		 * original's attrs, hence its weight. */
 		if (total)
 			a->st.compensations++;
 		latest_ingest(g, e->ingest_time, -1);
 		if (w->late) {
 			if (total)
 				a->st.late_events++;
-			g->late_count--;
-			g->late_sum += e->delta;
+			g->late_count -= wt;
+			g->late_sum += dw;
 		} else {
-			g->count--;
-			g->sum += e->delta;
+			g->count -= wt;
+			g->sum += dw;
 			latest_last(g, e->event_time, -1);
+			if (w->sample >= 0)
+				add_sampled(g, w, -1);
 		}
 		return 0;
 	}
@@ -597,17 +620,19 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 		/* Kept apart: counted, never folded into the on-time values. */
 		if (total)
 			a->st.late_events++;
-		g->late_count++;
-		g->late_sum += e->delta;
+		g->late_count += wt;
+		g->late_sum += dw;
 		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
 			return cnt_err_nomem(err);
 		return 0;
 	}
-	g->count++;
-	g->sum += e->delta;
+	g->count += wt;
+	g->sum += dw;
 	latest_last(g, e->event_time, 1);
-	/* An exact counter's value is its sum: no minimum, maximum or
-	 * sketch, which a compensation could not undo. */
+	if (w->sample >= 0)
+		add_sampled(g, w, 1);
+	/* An exact (or approx) counter's value is its sum: no minimum,
+	 * maximum or sketch, which a compensation could not undo. */
 	if (w->exact)
 		return 0;
 	if (!(g->flags & AGG_MIN) || e->delta < g->min)

@@ -39,6 +39,10 @@ typedef struct cnt_accum_stats {
 	uint64_t events_in_buckets;    /* count + late_count of the bucket records read */
 	uint64_t events_out;           /* count + late_count of the records written:
 	                                * events + events_in_buckets when balanced */
+	uint64_t scaled_extra;         /* approx: what sampling weights add to
+	                                * count beyond one per event, sum of
+	                                * 2^L - 1 (compensations subtract theirs;
+	                                * modulo 2^64) */
 	size_t peak_bytes;             /* largest memory estimate reached */
 } cnt_accum_stats;
 

@@ -84,8 +84,10 @@ int cnt_accum_check_balance(const cnt_accum *a, cnt_err *err)
 {
 	const cnt_accum_stats *st = cnt_accum_get_stats(a);
 
-	/* A compensation takes one event out instead of adding one. */
-	if (st->events_out == st->events - 2 * st->compensations + st->events_in_buckets)
+	/* A compensation takes one event out instead of adding one; an
+	 * approx counter's sampled event stands for 2^L. */
+	if (st->events_out == st->events - 2 * st->compensations + st->events_in_buckets +
+	    st->scaled_extra)
 		return 0;
 	return cnt_err_set(err, "internal: events do not balance: %" PRIu64 " in (%" PRIu64 " events + %" PRIu64
 		" in bucket records), %" PRIu64 " in the output", st->events + st->events_in_buckets,

@@ -101,7 +101,12 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	out->bucket_start = cnt_tz_cursor_bucket_start(cur, e->event_time);
 	out->bucket_end = cnt_tz_cursor_bucket_end(cur, e->event_time);
 	out->late = cnt_window_is_late(e->ingest_time, out->bucket_end, t->version->lateness_horizon_s);
-	out->exact = t->version->type == CNT_CTYPE_EXACT;
+	out->exact = t->version->type == CNT_CTYPE_EXACT || t->version->type == CNT_CTYPE_APPROX;
+	out->sample = -1;
+	if (t->version->type == CNT_CTYPE_APPROX && (out->sample = cnt_event_sample_level(e)) < 0)
+		return cnt_err_set(err, "event '%.*s': attrs %s is not a sampling level 1 to %d: "
+			"corrupt log", (int)e->event_id.n, e->event_id.p, CNT_EVENT_SAMPLE_ATTR,
+			CNT_APPROX_LEVEL_MAX);
 	out->ndims = t->version->ndimensions;
 	for (size_t i = 0; i < out->ndims; i++) {
 		out->dims[i].p = t->version->dimensions[i];

@@ -21,7 +21,7 @@ static const char *const reason_names[CNT_REJ_COUNT] = {
 	"item_required", "delta_out_of_bounds", "too_old", "in_future",
 	"quota_exceeded", "bad_watch_time", "below_watch_time", "ivt_user_agent",
 	"ivt_address", "ivt_rate", "not_monotonic", "member_cap",
-	"unsigned", "bad_signature", "unknown_key", "expired_key", "revoked_key"
+	"unsigned", "bad_signature", "unknown_key", "expired_key", "revoked_key", "reserved_attr"
 };
 
 const char *cnt_reject_name(cnt_reject_reason r)
@@ -234,6 +234,11 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 				"(keys must be 1 to %d bytes, values at most %d)",
 				SHOW(raw->attr_keys[i]), raw->attr_keys[i].n, raw->attr_vals[i].n,
 				CNT_ATTR_KEY_MAX, CNT_ATTR_VAL_MAX);
+	for (size_t i = 0; i < raw->nattrs; i++)
+		if (raw->attr_keys[i].n >= 4 && memcmp(raw->attr_keys[i].p, "cnt.", 4) == 0)
+			return reject(a, v, CNT_REJ_RESERVED_ATTR, "attrs",
+				"attrs key '%.*s' is reserved: keys beginning 'cnt.' are written by cnt only",
+				SHOW(raw->attr_keys[i]));
 
 	t = cnt_defs_tenant(a->cfg.defs, raw->tenant_id.p, raw->tenant_id.n);
 	if (t == NULL)

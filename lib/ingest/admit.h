@@ -6,6 +6,8 @@
  *   malformed            the record is not an object of the contract's shape
  *   missing_field        a required field is absent (field named)
  *   bad_field            a field has the wrong type, length or format
+ *   reserved_attr        an attrs key begins with "cnt." (reserved for what
+ *                        cnt itself writes, such as cnt.sample)
  *   unknown_tenant       tenant_id is not declared
  *   unknown_counter      counter_id is not declared for the tenant, or no
  *                        version of it is in effect at the ingest time
@@ -76,6 +78,7 @@ typedef enum {
 	CNT_REJ_NOT_MONOTONIC, CNT_REJ_MEMBER_CAP,
 	CNT_REJ_UNSIGNED, CNT_REJ_BAD_SIGNATURE, CNT_REJ_UNKNOWN_KEY, CNT_REJ_EXPIRED_KEY,
 	CNT_REJ_REVOKED_KEY,
+	CNT_REJ_RESERVED_ATTR,
 	CNT_REJ_COUNT
 } cnt_reject_reason;
 

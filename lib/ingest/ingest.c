@@ -12,6 +12,7 @@
 #include "avro/records.h"
 #include "avro/schema.h"
 #include "ingest/hold.h"
+#include "ingest/sample.h"
 #include "ingest/rawevent.h"
 #include "ingest/report.h"
 #include "model/event.h"
@@ -33,6 +34,7 @@ struct cnt_ingest {
 	cnt_writer *w;
 	cnt_hold *hold;              /* NULL without holds */
 	cnt_writer *hw;              /* the hold file */
+	cnt_sampler *sampler;        /* NULL without approx counters */
 	cnt_avro_schema *raw_schema;
 	cnt_report rej, dup;
 	cnt_ingest_input *inputs;
@@ -49,6 +51,33 @@ struct cnt_ingest {
 	cnt_raw_problem pb[BATCH];
 	cnt_fp fp[BATCH];
 };
+
+static int any_approx(const cnt_defs *d)
+{
+	for (size_t i = 0; i < cnt_defs_ncounters(d); i++) {
+		const cnt_counter *c = cnt_defs_counter_at(d, i);
+
+		for (size_t j = 0; j < c->nversions; j++)
+			if (c->versions[j].type == CNT_CTYPE_APPROX)
+				return 1;
+	}
+	return 0;
+}
+
+/* An approx counter's accepted event is sampled (sample.h): 1 kept (its
+ * attrs may have gained cnt.sample), 0 sampled out, -1 error. */
+static int keep(cnt_ingest *g)
+{
+	const cnt_event *e = &g->ev;
+	const cnt_counter *c;
+
+	if (g->sampler == NULL)
+		return 1;
+	c = cnt_defs_counter(g->cfg.admit.defs, e->tenant_id.p, e->tenant_id.n,
+		e->counter_id.p, e->counter_id.n);
+	return cnt_sampler_decide(g->sampler, c, cnt_counter_version_get(c, e->counter_version),
+		&g->ev, g->err);
+}
 
 cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 {
@@ -74,6 +103,8 @@ cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 	/* the log records the definitions of the versions it stamps */
 	if (g->w == NULL || cnt_fp_track(g->w, CNT_FP_EVENTS, err) != 0)
 		goto fail;
+	if (any_approx(cfg->admit.defs) && (g->sampler = cnt_sampler_new(cfg->admit.defs, err)) == NULL)
+		goto fail;
 	if (cfg->hold_fd >= 0 &&
 	    ((g->hold = cnt_hold_new(cfg->admit.defs, err)) == NULL ||
 	     (g->hw = cnt_held_writer_new(cfg->hold_fd, cfg->hold_name, cfg->codec, cfg->level, err)) == NULL))
@@ -95,6 +126,7 @@ void cnt_ingest_free(cnt_ingest *g)
 	cnt_writer_free(g->w);
 	cnt_writer_free(g->hw);
 	cnt_hold_free(g->hold);
+	cnt_sampler_free(g->sampler);
 	cnt_avro_schema_free(g->raw_schema);
 	cnt_admit_free(g->adm);
 	cnt_report_release(&g->rej);
@@ -169,6 +201,8 @@ static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cn
 	if (rc < 0)
 		return cnt_err_nomem(g->err);
 	if (rc == CNT_ADMIT_ACCEPT) {
+		if ((rc = keep(g)) <= 0)
+			return rc;
 		if (g->hold)
 			return cnt_hold_add(g->hold, &g->ev, g->err);
 		if (cnt_event_encode(&g->ev, cnt_writer_buf(g->w)) != 0)
@@ -392,7 +426,7 @@ int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err)
 int cnt_ingest_finish(cnt_ingest *g, cnt_err *err)
 {
 	const cnt_admit_stats *st = cnt_admit_get_stats(g->adm);
-	uint64_t held = 0;
+	uint64_t held = 0, sampled = cnt_ingest_sampled_out(g);
 
 	if (g->hold) {
 		if (cnt_hold_finish(g->hold, g->w, g->hw, err) != 0 || cnt_writer_finish(g->hw, err) != 0)
@@ -403,10 +437,11 @@ int cnt_ingest_finish(cnt_ingest *g, cnt_err *err)
 	    cnt_report_finish(&g->dup, st->by_reason, err) != 0)
 		return -1;
 	if (st->in != st->accepted + st->rejected + st->duplicate ||
-	    (g->hold && cnt_writer_records(g->w) + held != st->accepted))
+	    cnt_writer_records(g->w) + held + sampled != st->accepted)
 		return cnt_err_set(err, "internal: records do not balance: in %" PRIu64 " != out %" PRIu64
-			" + rejected %" PRIu64 " + duplicates %" PRIu64 " + held %" PRIu64, st->in,
-			st->accepted - held, st->rejected, st->duplicate, held);
+			" + rejected %" PRIu64 " + duplicates %" PRIu64 " + held %" PRIu64
+			" + sampled_out %" PRIu64, st->in, st->accepted - held - sampled, st->rejected,
+			st->duplicate, held, sampled);
 	return 0;
 }
 
@@ -423,6 +458,16 @@ const cnt_hold_stats *cnt_ingest_held(const cnt_ingest *g)
 uint64_t cnt_ingest_counter_held(const cnt_ingest *g, const cnt_counter *c)
 {
 	return g->hold ? cnt_hold_counter_held(g->hold, c) : 0;
+}
+
+uint64_t cnt_ingest_sampled_out(const cnt_ingest *g)
+{
+	return g->sampler ? cnt_sampler_out(g->sampler) : 0;
+}
+
+uint64_t cnt_ingest_counter_sampled_out(const cnt_ingest *g, const cnt_counter *c)
+{
+	return g->sampler ? cnt_sampler_counter_out(g->sampler, c) : 0;
 }
 
 const cnt_defs *cnt_ingest_defs(const cnt_ingest *g)

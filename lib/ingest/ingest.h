@@ -2,7 +2,10 @@
  * ingest.h - one admission run (cnt-ingest(1)): inputs in any of the three
  * formats in, accepted events to the log, every other record to the
  * reject or duplicate destination, and the counts that prove nothing was
- * lost (in = out + rejected + duplicates + held).
+ * lost (in = out + rejected + duplicates + held + sampled_out).
+ *
+ * An approx counter's accepted events are sampled (sample.h) before
+ * anything else sees them: a sampled-out event is counted, never written.
  *
  * With a hold file (cfg.hold_fd), the accepted events are kept until the
  * end of the run and judged by the hold signals of their counters
@@ -83,6 +86,10 @@ const cnt_admit_stats *cnt_ingest_stats(const cnt_ingest *g);
 const struct cnt_hold_stats *cnt_ingest_held(const cnt_ingest *g);
 /* Events of counter c held (0 without holds). */
 uint64_t cnt_ingest_counter_held(const cnt_ingest *g, const cnt_counter *c);
+/* Events sampled out (approx counters, sample.h): in all, of counter c.
+ * accepted counts them too. */
+uint64_t cnt_ingest_sampled_out(const cnt_ingest *g);
+uint64_t cnt_ingest_counter_sampled_out(const cnt_ingest *g, const cnt_counter *c);
 /* The definitions of the run. */
 const cnt_defs *cnt_ingest_defs(const cnt_ingest *g);
 /* Blank lines skipped in JSON-lines inputs (not records). */

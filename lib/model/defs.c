@@ -27,7 +27,8 @@
  *                          {version, effective_from, type, bounds_lo,
  *                           bounds_hi, lateness_horizon_s, dedup_horizon_s,
  *                           dedup_key, client_writable, windows,
- *                           unit_cost_per_m, min_watch_ms, watch_attr} ... ]} ... ],
+ *                           unit_cost_per_m, min_watch_ms, watch_attr,
+ *                           dimensions, tolerated_error} ... ]} ... ],
  *     "leaderboards": [ {board_id, tenant_id, counter_id, counter_version,
  *                        window, from, to, week_start, scope_kind,
  *                        scope_attr, order, tie_break, rank_numbering,
@@ -630,7 +631,7 @@ static int get_array(const pctx *c, json_t *obj, const char *path, const char *k
 
 /* ---- sections ----------------------------------------------------------- */
 
-static const char *const ctype_names[] = {"exact", "unique", "min", "max", NULL};
+static const char *const ctype_names[] = {"exact", "unique", "min", "max", "approx", NULL};
 static const char *const window_names[] = {"all_time", "day", "week", "month", "season",
 					   "rolling_24h", "last_30d", "range", NULL};
 static const char *const dedup_names[] = {"idempotency_key", "item_member", NULL};
@@ -813,13 +814,47 @@ static int parse_dimensions(const pctx *c, json_t *o, const char *path, cnt_coun
 	return 0;
 }
 
+/* "tolerated_error" (after type is known): a number in (0, 0.5], required
+ * for approx, optional for unique, refused for exact, min and max.  An
+ * approx version also needs bounds within +-CNT_APPROX_DELTA_MAX. */
+static int parse_tolerated_error(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
+{
+	json_t *te = opt(o, "tolerated_error");
+	char pk[PATH_MAX_LEN];
+
+	v->tolerated_error = 0;
+	pkey(pk, p, "tolerated_error");
+	if (te == NULL) {
+		if (v->type == CNT_CTYPE_APPROX)
+			return fail(c, pk, "required for type 'approx' (the relative error "
+				    "tolerated at 95 %% confidence, e.g. 0.05)");
+		return 0;
+	}
+	if (v->type != CNT_CTYPE_APPROX && v->type != CNT_CTYPE_UNIQUE)
+		return fail(c, pk, "not allowed for type '%s' (only approx and unique "
+			    "counters are estimates)", cnt_defs_ctype_name(v->type));
+	if (!json_is_number(te))
+		return fail(c, pk, "expected a number, got %s", jtype(te));
+	v->tolerated_error = json_number_value(te);
+	if (!(v->tolerated_error > 0 && v->tolerated_error <= 0.5))
+		return fail(c, pk, "%g is not in (0, 0.5]", v->tolerated_error);
+	if (v->type == CNT_CTYPE_APPROX &&
+	    (v->bounds_lo < -CNT_APPROX_DELTA_MAX || v->bounds_hi > CNT_APPROX_DELTA_MAX)) {
+		pkey(pk, p, v->bounds_lo < -CNT_APPROX_DELTA_MAX ? "bounds_lo" : "bounds_hi");
+		return fail(c, pk, "an approx counter needs bounds_lo and bounds_hi within "
+			    "[-%lld, %lld] (2^30), so that its variance cannot overflow",
+			    (long long)CNT_APPROX_DELTA_MAX, (long long)CNT_APPROX_DELTA_MAX);
+	}
+	return 0;
+}
+
 static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
 {
 	static const char *const keys[] = {"version", "effective_from", "type", "bounds_lo",
 					   "bounds_hi", "lateness_horizon_s", "dedup_horizon_s",
 					   "dedup_key", "client_writable", "windows",
 					   "unit_cost_per_m", "min_watch_ms", "watch_attr",
-					   "dimensions", "monotonic", NULL};
+					   "dimensions", "monotonic", "tolerated_error", NULL};
 	int64_t ver;
 	int type;
 	cnt_deftime eff;
@@ -872,7 +907,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 		if (!(v->unit_cost_per_m >= 0))
 			return fail(c, pk, "must not be negative");
 	}
-	return 0;
+	return parse_tolerated_error(c, o, p, v);
 }
 
 /* One hold signal: only the keys its kind takes. */
@@ -1164,6 +1199,15 @@ static int parse_counters(const pctx *c, cnt_defs *d, json_t *arr)
 				return fail(c, pk, "must be later than version %d's effective_from",
 					    pv->version);
 		}
+		/* Hold signals judge a member's whole traffic; an approx
+		 * counter's events are sampled as they are admitted, before
+		 * holds would see them (cnt-definitions(5), type approx). */
+		for (j = 0; j < nv && k->nholds > 0; j++)
+			if (k->versions[j].type == CNT_CTYPE_APPROX) {
+				pkey(pk, p, "holds");
+				return fail(c, pk, "not allowed on a counter with an approx version "
+					    "(version %d): holds would judge a sample", k->versions[j].version);
+			}
 		htab_put(&d->t_counter, k->tenant_id, tl, k->counter_id, cl, i);
 	}
 	return 0;
@@ -1692,7 +1736,7 @@ const cnt_season *cnt_defs_season_at(const cnt_defs *d, size_t i)
 
 const char *cnt_defs_ctype_name(cnt_counter_type t)
 {
-	return (unsigned)t < 4 ? ctype_names[t] : "?";
+	return (unsigned)t <= CNT_CTYPE_APPROX ? ctype_names[t] : "?";
 }
 
 const char *cnt_defs_window_name(cnt_window_kind k)

@@ -26,8 +26,16 @@ typedef enum {
 	CNT_CTYPE_EXACT,  /* signed 64-bit sum of deltas */
 	CNT_CTYPE_UNIQUE, /* distinct items (HyperLogLog++) */
 	CNT_CTYPE_MIN,    /* smallest delta seen */
-	CNT_CTYPE_MAX     /* largest delta seen */
+	CNT_CTYPE_MAX,    /* largest delta seen */
+	CNT_CTYPE_APPROX  /* sum of deltas estimated from a deterministic sample
+	                   * (lib/ingest/sample.h); value = scaled sum */
 } cnt_counter_type;
+
+/* An approx version's bounds on |delta| (cnt-definitions(5), type approx):
+ * d*d*w*(w-1) stays below 2^100 for weights w <= 2^CNT_APPROX_LEVEL_MAX,
+ * so a bucket's 128-bit variance sum cannot wrap before 2^27 events. */
+#define CNT_APPROX_DELTA_MAX ((int64_t)1 << 30)
+#define CNT_APPROX_LEVEL_MAX 20   /* sampling levels 0..20: weights 1..2^20 */
 
 enum {
 	CNT_DEDUP_IDEMPOTENCY_KEY = 0, /* one event per idempotency_key */
@@ -90,6 +98,10 @@ typedef struct cnt_counter_version {
 	 * the published price of its type ($.unit_costs), else 0;
 	 * unit_cost_declared says which. */
 	int unit_cost_declared;
+	/* "tolerated_error": the relative error tolerated at 95 %
+	 * confidence, in (0, 0.5]; 0 = not declared.  Required for approx
+	 * (it sets the sampling schedule, lib/ingest/sample.h). */
+	double tolerated_error;
 } cnt_counter_version;
 
 #define CNT_DIMS_MAX 4

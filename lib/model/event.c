@@ -13,6 +13,7 @@
  * A test checks this table against the schema file.
  */
 #include "model/event.h"
+#include "model/defs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -371,4 +372,32 @@ uint64_t cnt_event_in_record_no(const cnt_event_in *in)
 int cnt_event_in_fast(const cnt_event_in *in)
 {
 	return in->t.fast;
+}
+
+int cnt_event_sample_parse(const char *p, size_t n, int *level)
+{
+	int l = 0;
+
+	if (n < 1 || n > 2 || p[0] < '1' || p[0] > '9')
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9')
+			return -1;
+		l = l * 10 + (p[i] - '0');
+	}
+	if (l > CNT_APPROX_LEVEL_MAX)
+		return -1;
+	*level = l;
+	return 0;
+}
+
+int cnt_event_sample_level(const cnt_event *e)
+{
+	static const size_t kn = sizeof(CNT_EVENT_SAMPLE_ATTR) - 1;
+	int l;
+
+	for (size_t i = 0; i < e->nattrs; i++)
+		if (e->attr_keys[i].n == kn && memcmp(e->attr_keys[i].p, CNT_EVENT_SAMPLE_ATTR, kn) == 0)
+			return cnt_event_sample_parse(e->attr_vals[i].p, e->attr_vals[i].n, &l) == 0 ? l : -1;
+	return 0;
 }

@@ -85,4 +85,17 @@ uint64_t cnt_event_in_record_no(const cnt_event_in *in);
 int cnt_event_in_fast(const cnt_event_in *in);
 void cnt_event_in_free(cnt_event_in *in);
 
+/* Approximate counters (cnt-definitions(5), type approx): cnt-ingest
+ * writes attrs "cnt.sample" = the sampling level L of a kept event at
+ * L > 0 (weight 2^L; lib/ingest/sample.h). */
+#define CNT_EVENT_SAMPLE_ATTR "cnt.sample"
+
+/* The level written in attrs value p, n (1 to CNT_APPROX_LEVEL_MAX,
+ * decimal, no sign or leading zero): 0 with *level set, or -1. */
+int cnt_event_sample_parse(const char *p, size_t n, int *level);
+
+/* e's level from its attrs: 0 without a cnt.sample entry, -1 when the
+ * entry is not a level. */
+int cnt_event_sample_level(const cnt_event *e);
+
 #endif

@@ -43,6 +43,7 @@ static const struct {
 	{"scope_kind", F_MEANING},
 	{"tenant_id", F_IDENT},
 	{"tie_break", F_MEANING},
+	{"tolerated_error", F_MEANING},
 	{"timezone", F_MEANING},
 	{"type", F_MEANING},
 	{"unit_cost_per_m", F_NOTE},
@@ -133,6 +134,9 @@ json_t *cnt_fp_counter_def(const cnt_counter *c, const cnt_counter_version *v)
 	/* Only when declared, as dimensions. */
 	if (v->monotonic)
 		bad |= set(o, "monotonic", json_true());
+	/* Only when declared (approx, or a unique counter's precision). */
+	if (v->tolerated_error > 0)
+		bad |= set(o, "tolerated_error", json_real(v->tolerated_error));
 	if (!bad)
 		return o;
 	json_decref(o);
@@ -992,7 +996,7 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 
 	if (s->kind == CNT_FP_WINDOWED) {
 		/* bucket_start, bucket_end, late, shard, exact, dimensions,
-		 * then the event */
+		 * sample, then the event */
 		cnt_windowed w;
 
 		if (cnt_bin_read_long(&c, &l) || cnt_bin_read_long(&c, &l) || c.p >= c.end)
@@ -1001,8 +1005,8 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 		if (cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
-		if (cnt_windowed_decode_dims(&c, &w) != 0)
-			goto bad;
+		if (cnt_windowed_decode_dims(&c, &w) != 0 || cnt_bin_read_long(&c, &l) != 0)
+			goto bad; /* ... and sample */
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))
 		goto bad; /* event_id, idempotency_key */

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "avro/encoding.h"
+#include "model/defs.h"
 #include "model/record_reader.h"
 
 extern const char cnt_schema_counting_event[];
@@ -24,7 +25,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:o}]}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:o}]}",
 		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
 		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
 		"fields",
@@ -34,9 +35,11 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"name", "late", "type", "boolean", "doc", "ingest_time is after bucket_end plus the counter's lateness horizon.",
 		"name", "shard", "type", "int", "doc", "Which shard of a hot key the event is counted in.",
 		"name", "exact", "type", "boolean", "default", 0,
-		"doc", "The event's counter version is of type exact: cnt-accumulate keeps no min, max or sketch for it.",
+		"doc", "The event's counter version is of type exact or approx: cnt-accumulate keeps no min, max or sketch for it.",
 		"name", "dimensions", "type", "type", "array", "items", "string", "default",
 		"doc", "The event's counter version's dimensions (attrs keys): cnt-accumulate also counts the event in one breakdown record per dimension.",
+		"name", "sample", "type", "int", "default", -1,
+		"doc", "-1, or for an approx counter's event its sampling level L (attrs cnt.sample): it weighs 2^L.",
 		"name", "event", "type", ev);
 	if (root == NULL) {
 		cnt_err_nomem(err);
@@ -64,6 +67,7 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
 			rc |= cnt_bin_write_bytes(b, w->dims[i].p, w->dims[i].n);
 	}
 	rc |= cnt_buf_putc(b, 0);
+	rc |= cnt_bin_write_long(b, w->sample);
 	return rc ? -1 : 0;
 }
 
@@ -176,7 +180,12 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 			w->dims[i].p = v.u.v[5].u.v[i].u.s ? (const char *)v.u.v[5].u.v[i].u.s : "";
 			w->dims[i].n = v.u.v[5].u.v[i].n;
 		}
-		if (cnt_event_from_val(&v.u.v[6], &w->ev, &in->ab, err) != 0)
+		w->sample = (int)v.u.v[6].u.i;
+		if (w->sample < -1 || w->sample > CNT_APPROX_LEVEL_MAX) {
+			cnt_err_set(err, "sample level %d: corrupt file", w->sample);
+			return cnt_typed_in_where(&in->t, err);
+		}
+		if (cnt_event_from_val(&v.u.v[7], &w->ev, &in->ab, err) != 0)
 			return -1;
 		cnt_windowed_dim_values(w);
 		return 1;
@@ -201,6 +210,11 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		cnt_err_set(err, "malformed dimensions: corrupt file");
 		return cnt_typed_in_where(&in->t, err);
 	}
+	if (cnt_bin_read_long(c, &shard) != 0 || shard < -1 || shard > CNT_APPROX_LEVEL_MAX) {
+		cnt_err_set(err, "malformed sample level: corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->sample = (int)shard;
 	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
 		return cnt_typed_in_where(&in->t, err);
 	cnt_windowed_dim_values(w);

@@ -11,9 +11,11 @@
  *      {"name": "shard", "type": "int"},
  *      {"name": "exact", "type": "boolean", "default": false},
  *      {"name": "dimensions", "type": {"type": "array", "items": "string"}, "default": []},
+ *      {"name": "sample", "type": "int", "default": -1},
  *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
  *
- * exact is set when the event's counter version is of type exact: the
+ * exact is set when the event's counter version is of type exact or
+ * approx (whose value is a sum too): the
  * accumulator then keeps no min, max or sketch for it (they are not the
  * counter's value, and a compensation could not take an event out of
  * them); a writer without the field (older files) reads as false.
@@ -23,7 +25,13 @@
  * breakdown record per dimension besides the total (cnt-bucket(5)); a
  * writer without the field reads as none.
  *
- * The event is nested whole, so its Avro bytes follow the six leading
+ * sample is -1 unless the event's counter version is of type approx;
+ * then it is the event's sampling level L (attrs cnt.sample, 0 when
+ * absent; lib/ingest/sample.h): cnt-accumulate counts the event with
+ * weight 2^L (cnt-bucket(5)).  Carried in the head so that the
+ * accumulator does not scan attrs; a writer without it reads as -1.
+ *
+ * The event is nested whole, so its Avro bytes follow the seven leading
  * fields unchanged: cnt-window copies them instead of re-encoding.  The
  * schema text is built from counting_event.avsc, so the two cannot drift.
  */
@@ -39,7 +47,8 @@ typedef struct cnt_windowed {
 	int64_t bucket_start, bucket_end;  /* epoch ms UTC, [start, end) */
 	int late;
 	int32_t shard;
-	int exact;                         /* the counter version is of type exact */
+	int exact;                         /* the counter version is of type exact or approx */
+	int sample;                        /* approx: the level L (weight 2^L); else -1 */
 	size_t ndims;                      /* 0 .. CNT_WINDOWED_DIMS_MAX */
 	cnt_slice dims[4];                 /* the version's dimensions (attrs keys) */
 	cnt_slice dim_vals[4];             /* ev's value of each, CNT_DIM_NONE when
@@ -51,7 +60,7 @@ typedef struct cnt_windowed {
  * memory (err set). */
 char *cnt_windowed_schema_json(cnt_err *err);
 
-/* Appends the six leading fields; the event's bytes must follow. */
+/* Appends the seven leading fields; the event's bytes must follow. */
 int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
 
 /* Sets w->dim_vals from w->dims and w->ev's attrs: the value of each

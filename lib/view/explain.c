@@ -235,6 +235,16 @@ static int add_to_proj(pass *p, const cnt_windowed *w, cnt_err *err)
 	b.bucket_end = w->bucket_end;
 	b.count = 1;
 	b.sum = e->delta;
+	if (w->sample >= 0) {
+		/* an approx counter's sample weighs 2^L (cnt-bucket(5)) */
+		int64_t wt = (int64_t)1 << w->sample;
+
+		b.count = wt;
+		b.sum = (cnt_i128)e->delta * wt;
+		b.sampled = 1;
+		b.sum_var = (cnt_i128)((unsigned __int128)((cnt_i128)e->delta * e->delta) *
+				       (uint64_t)wt * (uint64_t)(wt - 1));   /* wrapping */
+	}
 	b.has_min = b.has_max = b.has_last = 1;
 	b.min = b.max = e->delta;
 	b.last_event_time = e->event_time;

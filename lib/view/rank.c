@@ -402,6 +402,13 @@ static int overlay(const cnt_rank_source *src, const char *member, cnt_view_entr
 		memset(&v[n], 0, sizeof(v[n]));
 		v[n].id = id;
 		v[n].delta = e.delta;
+		if (d->counter_type == CNT_CTYPE_APPROX) {
+			/* a sample weighs 2^L */
+			int l = cnt_event_sample_level(&e);
+
+			if (l > 0 && __builtin_mul_overflow(e.delta, (int64_t)1 << l, &v[n].delta))
+				v[n].delta = e.delta < 0 ? INT64_MIN : INT64_MAX;
+		}
 		v[n].event_time = e.event_time;
 		if (e.retracts.p) {
 			v[n].comp = 1;

@@ -21,7 +21,7 @@
  *   tenant_id          string
  *   counter_id         string
  *   counter_version    integer 1.. the version the board pins, or null
- *   counter_type       string  exact | unique | min | max
+ *   counter_type       string  exact | unique | min | max | approx
  *   scope_kind         string  global | region | cohort
  *   scope              string  the scope key ("global" for a global board)
  *   version            integer 1..999999, this version's number
@@ -84,7 +84,7 @@
 
 #include "avro/json.h"
 
-static const char *const ctype_names[] = {"exact", "unique", "min", "max"};
+static const char *const ctype_names[] = {"exact", "unique", "min", "max", "approx"};
 static const char *const scope_names[] = {"global", "region", "cohort"};
 static const char *const tie_names[] = {"earliest_achiever", "latest_achiever", "member_ref_asc"};
 static const char *const numbering_names[] = {"competition", "dense", "ordinal"};
@@ -188,7 +188,7 @@ static int check(const cnt_viewdesc *d, cnt_err *err)
 		return -1;
 	if (d->counter_version < 0)
 		return cnt_err_set(err, "$.counter_version: expected null or a version from 1");
-	if ((unsigned)d->counter_type > CNT_CTYPE_MAX)
+	if ((unsigned)d->counter_type > CNT_CTYPE_APPROX)
 		return cnt_err_set(err, "$.counter_type: out of range");
 	if ((unsigned)d->scope_kind > CNT_SCOPE_COHORT)
 		return cnt_err_set(err, "$.scope_kind: out of range");

@@ -45,8 +45,10 @@ static void check_roundtrip(const cnt_windowed *w, const cnt_limits *lim)
 	if (c.p >= c.end || *c.p > 1 || *c.p != !!w->exact)
 		abort();
 	back.exact = *c.p++;
-	if (cnt_windowed_decode_dims(&c, &back) != 0 || back.ndims != w->ndims)
+	if (cnt_windowed_decode_dims(&c, &back) != 0 || back.ndims != w->ndims ||
+	    cnt_bin_read_long(&c, &v) != 0 || v != w->sample)
 		abort();
+	back.sample = (int)v;
 	if (cnt_event_decode(&c, &back.ev, &ab, lim, &err) != 0 || c.p != c.end)
 		abort();
 	if (cnt_windowed_encode_head(&back, &b) != 0 || cnt_event_encode(&back.ev, &b) != 0 ||

@@ -355,8 +355,8 @@ static const struct bad_case bad_cases[] = {
 	 "{\"version\": 2, \"effective_from\": \"2026-01-01T00:00:00Z\", \"type\": \"exact\", \"bounds_lo\": \"0\"}]}]}",
 	 "$.counters[0].versions[1].bounds_lo: expected an integer, got string"},
 	{HDR TEN ", \"counters\": [{\"tenant_id\": \"acme\", \"counter_id\": \"laps\", \"versions\": ["
-	 "{\"version\": 1, \"type\": \"approx\"}]}]}",
-	 "$.counters[0].versions[0].type: unknown value 'approx' (expected one of exact, unique, min, max)"},
+	 "{\"version\": 1, \"type\": \"median\"}]}]}",
+	 "$.counters[0].versions[0].type: unknown value 'median' (expected one of exact, unique, min, max, approx)"},
 	{HDR TEN ", \"counters\": [{\"tenant_id\": \"acme\", \"counter_id\": \"laps\", \"versions\": ["
 	 "{\"version\": 1}]}]}",
 	 "$.counters[0].versions[0].type: required key is missing"},
