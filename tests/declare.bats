@@ -39,7 +39,7 @@ defs_error() {
 	local t
 	for t in unique min max; do
 		defs_error ".counters[0].versions[0] += {type: \"$t\", monotonic: true}"
-		[[ $output == *"\$.counters[0].versions[0].monotonic: a $t counter cannot be monotonic (only a counter that sums deltas can: exact)"* ]]
+		[[ $output == *"\$.counters[0].versions[0].monotonic: a $t counter cannot be monotonic (only a counter that sums deltas can: exact, approx)"* ]]
 	done
 	defs_error '.counters[0].versions[0] += {monotonic: true, bounds_lo: -1}'
 	[[ $output == *'$.counters[0].versions[0].bounds_lo: -1 contradicts "monotonic": true'* ]]

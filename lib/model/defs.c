@@ -885,7 +885,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	if (v->monotonic && !cnt_defs_ctype_monotonic(v->type)) {
 		pkey(pk, p, "monotonic");
 		return fail(c, pk, "a %s counter cannot be monotonic (only a counter that sums "
-			    "deltas can: exact)", cnt_defs_ctype_name(v->type));
+			    "deltas can: exact, approx)", cnt_defs_ctype_name(v->type));
 	}
 	if (v->monotonic && opt(o, "bounds_lo") == NULL)
 		v->bounds_lo = 0;   /* the declaration's own lower bound */
@@ -1502,8 +1502,8 @@ int cnt_defs_unit_cost(const cnt_defs *d, cnt_counter_type t, double *price)
 
 int cnt_defs_ctype_monotonic(cnt_counter_type t)
 {
-	/* A type test so that a summing type added later (approx) joins it. */
-	return t == CNT_CTYPE_EXACT;
+	/* The types whose value is a sum of deltas. */
+	return t == CNT_CTYPE_EXACT || t == CNT_CTYPE_APPROX;
 }
 
 int cnt_defs_ntypes(void)
