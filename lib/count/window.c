@@ -102,6 +102,7 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	out->bucket_end = cnt_tz_cursor_bucket_end(cur, e->event_time);
 	out->late = cnt_window_is_late(e->ingest_time, out->bucket_end, t->version->lateness_horizon_s);
 	out->exact = t->version->type == CNT_CTYPE_EXACT;
+	out->hll_precision = t->version->hll_precision;
 	out->ndims = t->version->ndimensions;
 	for (size_t i = 0; i < out->ndims; i++) {
 		out->dims[i].p = t->version->dimensions[i];

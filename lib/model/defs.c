@@ -27,7 +27,8 @@
  *                          {version, effective_from, type, bounds_lo,
  *                           bounds_hi, lateness_horizon_s, dedup_horizon_s,
  *                           dedup_key, client_writable, windows,
- *                           unit_cost_per_m, min_watch_ms, watch_attr} ... ]} ... ],
+ *                           unit_cost_per_m, min_watch_ms, watch_attr,
+ *                           dimensions, tolerated_error} ... ]} ... ],
  *     "leaderboards": [ {board_id, tenant_id, counter_id, counter_version,
  *                        window, from, to, week_start, scope_kind,
  *                        scope_attr, order, tie_break, rank_numbering,
@@ -79,6 +80,7 @@
  */
 #include "model/defs.h"
 #include "base/buf.h"
+#include "count/hll.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -811,13 +813,55 @@ static int parse_dimensions(const pctx *c, json_t *o, const char *path, cnt_coun
 	return 0;
 }
 
+/* Whether a counter type takes tolerated_error.  Unique: it sets the
+ * sketch precision.  (The approximate type, when it exists, takes it too
+ * - required there - and says so here.)  Exact, min and max are exact:
+ * they tolerate no error. */
+static int takes_tolerated_error(cnt_counter_type t)
+{
+	return t == CNT_CTYPE_UNIQUE;
+}
+
+/* "tolerated_error": a number in (0, 0.5] where the type takes it; for a
+ * unique counter, the precision it needs, refused past 18. */
+static int parse_tolerated_error(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
+{
+	json_t *t = opt(o, "tolerated_error");
+	char pk[PATH_MAX_LEN];
+	double e;
+	int need;
+
+	v->tolerated_error = 0;
+	v->hll_precision = CNT_HLL_P;
+	if (t == NULL)
+		return 0;
+	pkey(pk, p, "tolerated_error");
+	if (!takes_tolerated_error(v->type))
+		return fail(c, pk, "not allowed for a counter of type %s (it counts exactly)",
+			    cnt_defs_ctype_name(v->type));
+	if (!json_is_number(t))
+		return fail(c, pk, "expected a number, got %s", jtype(t));
+	e = json_number_value(t);
+	if (!(e > 0 && e <= 0.5))
+		return fail(c, pk, "%g is out of range (0, 0.5] (the relative error tolerated at 95 %%)", e);
+	v->tolerated_error = e;
+	if (v->type != CNT_CTYPE_UNIQUE)
+		return 0;
+	need = cnt_hll_precision_for(e);
+	if (need > CNT_HLL_P_MAX)
+		return fail(c, pk, "%g needs HLL++ precision %d; the highest is %d, whose error at 95 %% "
+			    "is %.4f", e, need, CNT_HLL_P_MAX, cnt_hll_error95(CNT_HLL_P_MAX));
+	v->hll_precision = need;
+	return 0;
+}
+
 static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
 {
 	static const char *const keys[] = {"version", "effective_from", "type", "bounds_lo",
 					   "bounds_hi", "lateness_horizon_s", "dedup_horizon_s",
 					   "dedup_key", "client_writable", "windows",
 					   "unit_cost_per_m", "min_watch_ms", "watch_attr",
-					   "dimensions", NULL};
+					   "dimensions", "tolerated_error", NULL};
 	int64_t ver;
 	int type;
 	cnt_deftime eff;
@@ -840,6 +884,8 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	v->version = (int)ver;
 	v->type = (cnt_counter_type)type;
 	v->effective_from_ms = eff.text ? eff.ms : INT64_MIN;
+	if (parse_tolerated_error(c, o, p, v) != 0)
+		return -1;
 	if (v->bounds_lo > v->bounds_hi) {
 		pkey(pk, p, "bounds_lo");
 		return fail(c, pk, "%lld is greater than bounds_hi %lld",

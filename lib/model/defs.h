@@ -80,6 +80,13 @@ typedef struct cnt_counter_version {
 	 * distinct, each 1 to 64 bytes without NUL; 0 to CNT_DIMS_MAX. */
 	size_t ndimensions;
 	const char *dimensions[4];
+	/* Tolerated error (cnt-definitions(5), "tolerated_error"): the
+	 * relative error tolerated at 95 %, in (0, 0.5]; 0 = not declared.
+	 * For a unique counter it sets hll_precision, the HLL++ precision of
+	 * the version's sketches: the smallest p in 4..18 with
+	 * 1.96 * 1.04 / sqrt(2^p) <= tolerated_error, 14 when not declared. */
+	double tolerated_error;
+	int hll_precision;
 } cnt_counter_version;
 
 #define CNT_DIMS_MAX 4

@@ -42,6 +42,7 @@ static const struct {
 	{"scope_kind", F_MEANING},
 	{"tenant_id", F_IDENT},
 	{"tie_break", F_MEANING},
+	{"tolerated_error", F_MEANING},
 	{"timezone", F_MEANING},
 	{"type", F_MEANING},
 	{"unit_cost_per_m", F_NOTE},
@@ -129,6 +130,9 @@ json_t *cnt_fp_counter_def(const cnt_counter *c, const cnt_counter_version *v)
 			}
 		bad |= set(o, "dimensions", dims);
 	}
+	/* Only when declared: it sets a unique counter's sketch precision. */
+	if (v->tolerated_error > 0)
+		bad |= set(o, "tolerated_error", json_real(v->tolerated_error));
 	if (!bad)
 		return o;
 	json_decref(o);
@@ -300,6 +304,21 @@ static int show(json_t *v, cnt_buf *b)
 				return -1;
 		}
 		return 0;
+	}
+	if (json_is_real(v)) {
+		/* the shortest decimal that reads back the same: 0.05, not
+		 * 0.050000000000000003 as %.17g gives */
+		double d = json_real_value(v);
+		char t[40];
+
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(t, sizeof t, "%.*g", prec, d);
+			if (strtod(t, NULL) == d)
+				break;
+		}
+		if (strpbrk(t, ".eEn") == NULL)
+			strcat(t, ".0");   /* a real, as json_dumps writes one */
+		return cnt_buf_printf(b, "%s", t);
 	}
 	{
 		char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
@@ -988,7 +1007,7 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 
 	if (s->kind == CNT_FP_WINDOWED) {
 		/* bucket_start, bucket_end, late, shard, exact, dimensions,
-		 * then the event */
+		 * hll_precision, then the event */
 		cnt_windowed w;
 
 		if (cnt_bin_read_long(&c, &l) || cnt_bin_read_long(&c, &l) || c.p >= c.end)
@@ -997,7 +1016,7 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 		if (cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
-		if (cnt_windowed_decode_dims(&c, &w) != 0)
+		if (cnt_windowed_decode_dims(&c, &w) != 0 || cnt_bin_read_long(&c, &l))
 			goto bad;
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))

@@ -24,7 +24,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:o}]}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:o}]}",
 		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
 		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
 		"fields",
@@ -37,6 +37,8 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"doc", "The event's counter version is of type exact: cnt-accumulate keeps no min, max or sketch for it.",
 		"name", "dimensions", "type", "type", "array", "items", "string", "default",
 		"doc", "The event's counter version's dimensions (attrs keys): cnt-accumulate also counts the event in one breakdown record per dimension.",
+		"name", "hll_precision", "type", "int", "default", 14,
+		"doc", "The HLL++ precision (4..18) of the event's counter version's sketches: 14 unless a unique counter declares tolerated_error (cnt-definitions(5)).",
 		"name", "event", "type", ev);
 	if (root == NULL) {
 		cnt_err_nomem(err);
@@ -64,6 +66,7 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
 			rc |= cnt_bin_write_bytes(b, w->dims[i].p, w->dims[i].n);
 	}
 	rc |= cnt_buf_putc(b, 0);
+	rc |= cnt_bin_write_long(b, w->hll_precision ? w->hll_precision : 14);
 	return rc ? -1 : 0;
 }
 
@@ -176,7 +179,12 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 			w->dims[i].p = v.u.v[5].u.v[i].u.s ? (const char *)v.u.v[5].u.v[i].u.s : "";
 			w->dims[i].n = v.u.v[5].u.v[i].n;
 		}
-		if (cnt_event_from_val(&v.u.v[6], &w->ev, &in->ab, err) != 0)
+		if (v.u.v[6].u.i < 4 || v.u.v[6].u.i > 18) {
+			cnt_err_set(err, "hll_precision %lld out of range 4..18: corrupt file", (long long)v.u.v[6].u.i);
+			return cnt_typed_in_where(&in->t, err);
+		}
+		w->hll_precision = (int)v.u.v[6].u.i;
+		if (cnt_event_from_val(&v.u.v[7], &w->ev, &in->ab, err) != 0)
 			return -1;
 		cnt_windowed_dim_values(w);
 		return 1;
@@ -201,6 +209,11 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		cnt_err_set(err, "malformed dimensions: corrupt file");
 		return cnt_typed_in_where(&in->t, err);
 	}
+	if (cnt_bin_read_long(c, &shard) != 0 || shard < 4 || shard > 18) {
+		cnt_err_set(err, "malformed hll_precision (4..18): corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->hll_precision = (int)shard;
 	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
 		return cnt_typed_in_where(&in->t, err);
 	cnt_windowed_dim_values(w);

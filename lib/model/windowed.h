@@ -11,6 +11,7 @@
  *      {"name": "shard", "type": "int"},
  *      {"name": "exact", "type": "boolean", "default": false},
  *      {"name": "dimensions", "type": {"type": "array", "items": "string"}, "default": []},
+ *      {"name": "hll_precision", "type": "int", "default": 14},
  *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
  *
  * exact is set when the event's counter version is of type exact: the
@@ -23,7 +24,11 @@
  * breakdown record per dimension besides the total (cnt-bucket(5)); a
  * writer without the field reads as none.
  *
- * The event is nested whole, so its Avro bytes follow the six leading
+ * hll_precision is the event's counter version's (cnt-definitions(5),
+ * tolerated_error): cnt-accumulate builds the event's sketches at it; a
+ * writer without the field reads as 14.
+ *
+ * The event is nested whole, so its Avro bytes follow the seven leading
  * fields unchanged: cnt-window copies them instead of re-encoding.  The
  * schema text is built from counting_event.avsc, so the two cannot drift.
  */
@@ -44,6 +49,7 @@ typedef struct cnt_windowed {
 	cnt_slice dims[4];                 /* the version's dimensions (attrs keys) */
 	cnt_slice dim_vals[4];             /* ev's value of each, CNT_DIM_NONE when
 	                                    * absent (cnt_windowed_dim_values) */
+	int hll_precision;                 /* 4..18; 0 (unset) is written as 14 */
 	cnt_event ev;
 } cnt_windowed;
 
@@ -51,7 +57,7 @@ typedef struct cnt_windowed {
  * memory (err set). */
 char *cnt_windowed_schema_json(cnt_err *err);
 
-/* Appends the six leading fields; the event's bytes must follow. */
+/* Appends the seven leading fields; the event's bytes must follow. */
 int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b);
 
 /* Sets w->dim_vals from w->dims and w->ev's attrs: the value of each
