@@ -78,6 +78,27 @@ utc/dist v1: watch_attr (none) → ms_watched: $NEWV"
 	[ "$output" = "utc/dist v1: type exact → max: refused, it reinterprets counted events; declare the change as version 5" ]
 }
 
+@test "check: tolerated_error of a unique counter (its sketch precision) is meaning; absent, the fingerprint is unchanged" {
+	U='.counters[3].versions[0]'
+	refused "$U.tolerated_error = 0.05" "utc/uniq v1: tolerated_error (none) → 0.05: $NEWV"
+	jq "$U.tolerated_error = 0.05" cur.json >c1.json
+	jq "$U.tolerated_error = 0.02" cur.json >c2.json
+	run -1 cnt-defs check c1.json c2.json
+	[ "$output" = "utc/uniq v1: tolerated_error 0.05 → 0.02: $NEWV" ]
+	run -1 cnt-defs check c1.json cur.json
+	[ "$output" = "utc/uniq v1: tolerated_error 0.05 → (none): $NEWV" ]
+	run -0 cnt-defs check c1.json c1.json
+	[ -z "$output" ]
+	# a file counted under the declaration is refused under the edit
+	ev k1 uniq m1 1 u1 | ingest "$T0" e.avro c1.json
+	run -2 cnt-window -d c2.json e.avro
+	[[ $output == *"utc/uniq v1: tolerated_error 0.05 → 0.02"* ]]
+	# undeclared, the fingerprint is the one it was before the key existed
+	ev k1 uniq m1 1 u1 | ingest "$T0" e0.avro cur.json
+	cnt-cat --meta e0.avro | jq -r '.metadata."cnt.fingerprints" | fromjson | ."utc/uniq v1".def | has("tolerated_error")' | grep -qx false
+	cnt-cat --meta e.avro | jq -r '.metadata."cnt.fingerprints" | fromjson | ."utc/uniq v1".def.tolerated_error' | grep -qx 0.05
+}
+
 @test "check: every change that reinterprets standings is refused" {
 	refused "$B.tie_break = [\"latest_achiever\"]" \
 		"board wk: tie_break earliest_achiever,member_ref_asc → latest_achiever,member_ref_asc: $NEWB"

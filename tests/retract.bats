@@ -491,3 +491,19 @@ cnt-accumulate: stale: 'utc' 'dist' v1 'm2' 2026-03-01T10:00:00.000Z shard 0: ma
 	[ -z "$stderr" ]
 	[ "$(wc -l <ledger.jsonl)" -eq 1 ]
 }
+
+@test "a rebuild makes a unique counter's sketches at the precision its tolerated_error sets" {
+	jq '(.counters[] | select(.counter_id == "uniq") | .versions[0].tolerated_error) = 0.1' "$DEFS" >loose.json
+	DEFS=$PWD/loose.json
+	make_log
+	cnt-retract --event uniq-2 --tenant utc --counter uniq --cause fraud "${WHO[@]}" -o comp.avro log1.avro log2.avro
+	reference ref.avro uniq-2
+	both_paths
+	# precision 9 (0.1 at 95 %): every sketch's header says so
+	cnt-cat rebuilt.avro | jq -c 'select(.counter_id == "uniq" and .sketch != null) | .sketch | explode[0:3]' | sort -u >hdr.txt
+	[ "$(cat hdr.txt)" = "[1,1,9]" ]
+	cnt-cat rebuilt.avro | jq -c 'select(.counter_id == "uniq" and .late_sketch != null) | .late_sketch | explode[2]' | sort -u >late.txt
+	[ "$(cat late.txt)" = 9 ]
+	# the other counters' sketches (min, max: no tolerated_error) stay at 14
+	cnt-cat rebuilt.avro | jq -c 'select(.counter_id == "lo" and .sketch != null) | .sketch | explode[2]' | sort -u | grep -qx 14
+}

@@ -210,11 +210,15 @@ expect() {
 	cnt-window -d "$DEFS" -o w2.avro s.avro
 	cmp w1.avro w2.avro
 	cnt-cat --schema w1.avro | jq -e '.name == "WindowedEvent" and .namespace == "cnt" and
-		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "exact", "dimensions", "sample", "event"])'
+		([.fields[].name] == ["bucket_start", "bucket_end", "late", "shard", "exact", "dimensions", "sample", "hll_precision", "event"])'
 	# exact: the event's counter version is of type exact (dist is, uniq is not)
-	cnt-cat w1.avro | jq -e -s 'length == 20 and all(.[]; .exact == true and .sample == -1)' >/dev/null
+	cnt-cat w1.avro | jq -e -s 'length == 20 and all(.[]; .exact == true and .sample == -1 and .hll_precision == 14)' >/dev/null
 	ev u1 uniq m1 1 i1 | ingest "$T0" u.avro
-	cnt-window -d "$DEFS" u.avro | cnt-cat | one '.exact == false'
+	cnt-window -d "$DEFS" u.avro | cnt-cat | one '.exact == false and .hll_precision == 14'
+	# hll_precision: the version's, from its tolerated_error (0.05: 11)
+	jq '.counters[3].versions[0].tolerated_error = 0.05' "$DEFS" >loose.json
+	ev u1 uniq m1 1 i1 | ingest "$T0" u11.avro loose.json
+	cnt-window -d loose.json u11.avro | cnt-cat | one '.hll_precision == 11'
 }
 
 @test "a windowed file written without the exact field (older cnt-window) reads as not exact" {

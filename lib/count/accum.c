@@ -442,7 +442,9 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 	return (ssize_t)a->ngroups - 1;
 }
 
-static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item)
+/* Adds item to *hp, made at precision p (the event's version's) when
+ * NULL: one group is one counter version, so one precision. */
+static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item, int p)
 {
 	size_t before;
 
@@ -450,7 +452,7 @@ static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item)
 		*hp = malloc(sizeof(cnt_hll));
 		if (*hp == NULL)
 			return -1;
-		cnt_hll_init(*hp);
+		cnt_hll_init_p(*hp, p);
 		a->sketch_bytes += sizeof(cnt_hll);
 	}
 	before = cnt_hll_heap_bytes(*hp);
@@ -476,7 +478,10 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 			cnt_hll_release(&src);
 			return cnt_err_nomem(err);
 		}
-		cnt_hll_init(*hp);
+		/* a new sketch takes the precision of the first it
+		 * merges; a later one of another precision folds the union
+		 * to the lower (cnt-bucket(5)) */
+		cnt_hll_init_p(*hp, cnt_hll_precision(&src));
 		if (a)
 			a->sketch_bytes += sizeof(cnt_hll);
 	}
@@ -622,7 +627,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 			a->st.late_events++;
 		g->late_count += wt;
 		g->late_sum += dw;
-		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item) != 0)
+		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item, w->hll_precision) != 0)
 			return cnt_err_nomem(err);
 		return 0;
 	}
@@ -640,7 +645,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 	if (!(g->flags & AGG_MAX) || e->delta > g->max)
 		g->max = e->delta;
 	g->flags |= AGG_MIN | AGG_MAX;
-	if (e->item.p && sketch_add(a, &g->sketch, e->item) != 0)
+	if (e->item.p && sketch_add(a, &g->sketch, e->item, w->hll_precision) != 0)
 		return cnt_err_nomem(err);
 	return 0;
 }

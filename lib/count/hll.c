@@ -7,21 +7,39 @@
  * Engineering of a State of The Art Cardinality Estimation Algorithm",
  * EDBT 2013.  What is taken from it: a 64-bit hash (no large-range
  * correction needed), the empirical bias correction for raw estimates up to
- * 5m with k = 6 nearest neighbours (section 5.2, tables in hll_bias.h),
- * linear counting below the threshold 11500 for p = 14 (its Figure 6), and
- * the sparse representation at precision p' = 25 (section 5.3) with its
- * encoding of a hash as one 32-bit word.
+ * 5m with k = 6 nearest neighbours (section 5.2, tables for p = 4..18 in
+ * hll_bias.h), linear counting below the appendix's threshold for p (11500
+ * for p = 14, its Figure 6), and the sparse representation at precision
+ * p' = 25 (section 5.3) with its encoding of a hash as one 32-bit word.
  *
  * Precision
  * ---------
- * cnt uses one precision, p = 14: m = 16384 registers, standard error
+ * A sketch has a precision p in 4..18 (m = 2^p registers, standard error
+ * 1.04 / sqrt(m), 1.96 times that at 95 %).  A unique counter version that
+ * declares tolerated_error gets the smallest p meeting it (cnt-definitions
+ * (5)); every other one gets the default, p = 14, and everything below
+ * about the layout is written for it: at p, read p for 14, 25 - p for the
+ * 11 low key bits, 65 - p for the register limit 51, 2^p for 16384, and
+ * cnt_hll_sparse_max(p) = 3 * 2^(p-4) for the sparse limit 3072.
+ *
+ * Sketches of different precisions merge at the lower one (fold to the
+ * lower; HLL++ section 5.3 and DataSketches' HLL union do the same).
+ * Folding p to q < p is exact: dense register i goes to i >> (p - q), its
+ * rank raised to 1 + the leading zeros of the d = p - q index bits moved
+ * out (b = i mod 2^d) when b != 0, or to d + rank when b = 0 (the moved-out
+ * bits were all zero and lead the bits the old rank counted); a sparse
+ * entry keeps its 25-bit key and drops its rho' unless its low 25 - q bits
+ * are zero.  So a folded sketch is, byte for byte, the sketch the same
+ * hashes give when added at q, and a union's bytes depend only on the set
+ * of hashes and the lowest precision among the inputs, whatever their order.
+ *
+ * The default, p = 14: m = 16384 registers, standard error
  * 1.04 / sqrt(m) = 0.81 %.  The counting spec asks for at most 2 % relative
  * error at p95 and 5 % at p99 after unions.  A union of sketches is exactly
  * the sketch of the union, so its error is that of one sketch: at p = 14,
  * p95 is about 1.96 * 0.81 = 1.6 % and p99 about 2.6 * 0.81 = 2.1 %.  At
  * p = 12 (1.625 %) p95 would be about 3.2 % - over the bound - and p99
- * about 4.2 %, too close to it.  A single precision also means every sketch
- * merges with every other without folding.
+ * about 4.2 %, too close to it.
  *
  * Hash and the two representations
  * ---------------------------------
@@ -73,7 +91,8 @@
  * --------------------------------------------------------------------
  *   byte 0   version, 1
  *   byte 1   encoding: 1 sparse, 2 dense
- *   byte 2   precision, 14
+ *   byte 2   precision p, 4..18 (14 by default: a precision-14 sketch has
+ *            had these very bytes since the format began)
  *
  *   sparse:  varint count (0..3072), then count entries in increasing key
  *            order, each: varint (key - previous key - 1) - the first key
@@ -87,11 +106,12 @@
  * A varint is unsigned LEB128: 7 bits a byte, least significant first, the
  * high bit set on every byte but the last; at most 5 bytes, and minimal
  * (no final 0x00 byte after the first).  The reader rejects anything not
- * exactly canonical: another version, encoding or precision, a count over
+ * exactly canonical: another version or encoding, a precision outside
+ * 4..18, a count over
  * the limit or larger than the bytes could hold, a key at or past 2^25, a
  * rho' out of range, a dense register over 51, a dense sketch with fewer
- * than 2 non-zero registers (3073 keys span at least 2 registers), or
- * trailing bytes.  So deserialize-then-serialize gives back the same bytes,
+ * than 2 non-zero registers (3073 keys span at least 2 registers; at p,
+ * ceil((sparse_max + 1) / 2^(25-p))), or trailing bytes.  So deserialize-then-serialize gives back the same bytes,
  * and the allocation is bounded by the limit (16 KiB) whatever the input.
  * An empty sketch is 4 bytes: 01 01 0e 00.
  */
@@ -104,14 +124,65 @@
 
 #include "count/hll_bias.h"
 
-#define LOW_BITS (CNT_HLL_SP - CNT_HLL_P)       /* 11 */
-#define LOW_MASK ((1u << LOW_BITS) - 1)
 #define KEY_LIMIT (1u << CNT_HLL_SP)
 #define RHO_SPARSE_MAX (64 - CNT_HLL_SP + 1)    /* 40 */
-#define RHO_DENSE_MAX (64 - CNT_HLL_P + 1)      /* 51 */
-#define LC_THRESHOLD 11500.0                    /* Figure 6 / appendix, p = 14 */
 #define BIAS_K 6
-#define DENSE_PAYLOAD (CNT_HLL_M * 6 / 8)
+
+/* The precision of h: 0 in the struct (a zeroed or cnt_hll_init'ed
+ * sketch) means the default, 14. */
+static inline int prec(const cnt_hll *h)
+{
+	return h->p ? h->p : CNT_HLL_P;
+}
+
+static inline uint32_t regs_of(int p)
+{
+	return 1u << p;
+}
+
+static inline uint32_t low_bits(int p)       /* 25 - p: 11 at p = 14 */
+{
+	return (uint32_t)(CNT_HLL_SP - p);
+}
+
+static inline uint32_t low_mask(int p)
+{
+	return (1u << low_bits(p)) - 1;
+}
+
+static inline uint32_t rho_dense_max(int p)  /* 51 at p = 14 */
+{
+	return (uint32_t)(64 - p + 1);
+}
+
+uint32_t cnt_hll_sparse_max(int p)
+{
+	return 3u << (p - 4);
+}
+
+size_t cnt_hll_dense_bytes(int p)
+{
+	return CNT_HLL_HEADER + (size_t)regs_of(p) * 6 / 8;
+}
+
+int cnt_hll_precision(const cnt_hll *h)
+{
+	return prec(h);
+}
+
+double cnt_hll_error95(int p)
+{
+	return 1.96 * 1.04 / sqrt((double)(UINT64_C(1) << p));
+}
+
+int cnt_hll_precision_for(double tolerated_error)
+{
+	int p = CNT_HLL_P_MIN;
+
+	while (p < 62 && cnt_hll_error95(p) > tolerated_error)
+		p++;
+	return p;
+}
 
 uint64_t cnt_hll_hash(const void *p, size_t n)
 {
@@ -123,28 +194,28 @@ static inline uint32_t entry_key(uint32_t e)
 	return e >> 7;
 }
 
-static uint32_t entry_of(uint64_t x)
+static uint32_t entry_of(uint64_t x, int p)
 {
 	uint32_t key = (uint32_t)(x >> (64 - CNT_HLL_SP));
 	uint64_t rest = x << CNT_HLL_SP;
 	uint32_t rho;
 
-	if (key & LOW_MASK)
+	if (key & low_mask(p))
 		return key << 7;
 	rho = rest ? (uint32_t)__builtin_clzll(rest) + 1 : RHO_SPARSE_MAX;
 	return key << 7 | rho << 1 | 1;
 }
 
-static void entry_to_dense(uint8_t *regs, uint32_t e)
+static void entry_to_dense(uint8_t *regs, uint32_t e, int p)
 {
-	uint32_t key = entry_key(e), low = key & LOW_MASK;
-	uint32_t idx = key >> LOW_BITS;
+	uint32_t lb = low_bits(p), key = entry_key(e), low = key & low_mask(p);
+	uint32_t idx = key >> lb;
 	uint8_t rho;
 
 	if (low)
-		rho = (uint8_t)(__builtin_clz(low) - (32 - LOW_BITS) + 1);
+		rho = (uint8_t)(__builtin_clz(low) - (32 - lb) + 1);
 	else
-		rho = (uint8_t)(LOW_BITS + ((e >> 1) & 0x3f));
+		rho = (uint8_t)(lb + ((e >> 1) & 0x3f));
 	if (regs[idx] < rho)
 		regs[idx] = rho;
 }
@@ -154,11 +225,21 @@ void cnt_hll_init(cnt_hll *h)
 	memset(h, 0, sizeof *h);
 }
 
+void cnt_hll_init_p(cnt_hll *h, int p)
+{
+	memset(h, 0, sizeof *h);
+	if (p >= CNT_HLL_P_MIN && p <= CNT_HLL_P_MAX && p != CNT_HLL_P)
+		h->p = (uint8_t)p;
+}
+
 void cnt_hll_release(cnt_hll *h)
 {
+	uint8_t p = h->p;
+
 	free(h->sparse);
 	free(h->regs);
 	cnt_hll_init(h);
+	h->p = p;
 }
 
 int cnt_hll_is_sparse(const cnt_hll *h)
@@ -168,7 +249,7 @@ int cnt_hll_is_sparse(const cnt_hll *h)
 
 size_t cnt_hll_heap_bytes(const cnt_hll *h)
 {
-	return h->regs ? CNT_HLL_M : (size_t)h->cap * sizeof(uint32_t);
+	return h->regs ? regs_of(prec(h)) : (size_t)h->cap * sizeof(uint32_t);
 }
 
 /* ---- sorting and walking sparse lists ---- */
@@ -295,16 +376,17 @@ static uint32_t canonical_count(const cnt_hll *h)
  * the nextra entries at extra.  Returns 0, or -1 (out of memory; h unchanged). */
 static int to_dense(cnt_hll *h, const uint32_t *extra, uint32_t nextra)
 {
-	uint8_t *regs = calloc(CNT_HLL_M, 1);
+	int p = prec(h);
+	uint8_t *regs = calloc(regs_of(p), 1);
 	uint32_t i;
 
 	if (regs == NULL)
 		return -1;
 	/* max is order-independent: the unsorted tail needs no sorting */
 	for (i = 0; i < h->n; i++)
-		entry_to_dense(regs, h->sparse[i]);
+		entry_to_dense(regs, h->sparse[i], p);
 	for (i = 0; i < nextra; i++)
-		entry_to_dense(regs, extra[i]);
+		entry_to_dense(regs, extra[i], p);
 	free(h->sparse);
 	h->sparse = NULL;
 	h->n = h->nsorted = h->cap = 0;
@@ -316,11 +398,11 @@ static int to_dense(cnt_hll *h, const uint32_t *extra, uint32_t nextra)
 
 static int grow(cnt_hll *h)
 {
-	uint32_t cap = h->cap ? h->cap * 2 : 4;
+	uint32_t cap = h->cap ? h->cap * 2 : 4, max = cnt_hll_sparse_max(prec(h));
 	uint32_t *p;
 
-	if (cap > CNT_HLL_SPARSE_MAX)
-		cap = CNT_HLL_SPARSE_MAX;
+	if (cap > max)
+		cap = max;
 	p = realloc(h->sparse, (size_t)cap * sizeof *p);
 	if (p == NULL)
 		return -1;
@@ -331,21 +413,22 @@ static int grow(cnt_hll *h)
 
 int cnt_hll_add_hash(cnt_hll *h, uint64_t x)
 {
-	uint32_t e;
+	int p = prec(h);
+	uint32_t e, max = cnt_hll_sparse_max(p);
 
 	if (h->regs) {
-		uint32_t idx = (uint32_t)(x >> (64 - CNT_HLL_P));
-		uint64_t rest = x << CNT_HLL_P;
-		uint8_t rho = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : RHO_DENSE_MAX;
+		uint32_t idx = (uint32_t)(x >> (64 - p));
+		uint64_t rest = x << p;
+		uint8_t rho = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : (uint8_t)rho_dense_max(p);
 
 		if (h->regs[idx] < rho)
 			h->regs[idx] = rho;
 		return 0;
 	}
-	e = entry_of(x);
-	if (h->n >= CNT_HLL_SPARSE_MAX) {
+	e = entry_of(x, p);
+	if (h->n >= max) {
 		sort_in(h);
-		if (h->n >= CNT_HLL_SPARSE_MAX) {
+		if (h->n >= max) {
 			/* Full: either the key is there already, or this
 			 * add makes the sketch dense. */
 			uint32_t lo = 0, hi = h->n, k = entry_key(e);
@@ -404,25 +487,82 @@ static uint32_t merge_walk(uint32_t *out, const uint32_t *a, uint32_t na, walk *
 	return c;
 }
 
-int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src)
+/* ---- folding to a lower precision ---- */
+
+int cnt_hll_fold(cnt_hll *h, int q)
 {
-	uint32_t t[CNT_HLL_TAIL_MAX], c, i, cap;
+	int p = prec(h);
+	uint32_t i, d, m;
+	uint8_t *regs;
+
+	if (q >= p || q < CNT_HLL_P_MIN)
+		return 0;
+	d = (uint32_t)(p - q);
+	if (h->regs == NULL) {
+		/* The 25-bit keys stay; an entry keeps its rho' only while
+		 * its key's low 25 - q bits are zero. */
+		sort_in(h);
+		if (h->n > cnt_hll_sparse_max(q)) {
+			/* to_dense at q reads an entry's rho' only where
+			 * the key's low 25 - q bits are zero */
+			uint8_t old = h->p;
+
+			h->p = (uint8_t)(q == CNT_HLL_P ? 0 : q);
+			if (to_dense(h, NULL, 0) != 0) {
+				h->p = old;
+				return -1;
+			}
+			return 0;
+		}
+		for (i = 0; i < h->n; i++)
+			if (entry_key(h->sparse[i]) & low_mask(q))
+				h->sparse[i] = entry_key(h->sparse[i]) << 7;
+		h->p = (uint8_t)(q == CNT_HLL_P ? 0 : q);
+		return 0;
+	}
+	regs = calloc(regs_of(q), 1);
+	if (regs == NULL)
+		return -1;
+	m = regs_of(p);
+	for (i = 0; i < m; i++) {
+		uint32_t r = h->regs[i], b = i & ((1u << d) - 1);
+		uint8_t rho;
+
+		if (r == 0)
+			continue;
+		/* The d index bits that move out lead the bits rho counts. */
+		if (b)
+			rho = (uint8_t)(d - (32 - (uint32_t)__builtin_clz(b)) + 1);
+		else
+			rho = (uint8_t)(d + r);
+		if (regs[i >> d] < rho)
+			regs[i >> d] = rho;
+	}
+	free(h->regs);
+	h->regs = regs;
+	h->p = (uint8_t)(q == CNT_HLL_P ? 0 : q);
+	return 0;
+}
+
+/* dst (precision p) becomes dst union src, src of precision p too. */
+static int merge_same(cnt_hll *dst, const cnt_hll *src)
+{
+	int p = prec(dst);
+	uint32_t t[CNT_HLL_TAIL_MAX], c, i, cap, m = regs_of(p);
 	uint32_t *out;
 	walk ws;
 
-	if (dst == src)
-		return 0;
 	if (src->regs) {
 		if (dst->regs == NULL && to_dense(dst, NULL, 0) != 0)
 			return -1;
-		for (i = 0; i < CNT_HLL_M; i++)
+		for (i = 0; i < m; i++)
 			if (dst->regs[i] < src->regs[i])
 				dst->regs[i] = src->regs[i];
 		return 0;
 	}
 	if (dst->regs) {
 		for (i = 0; i < src->n; i++)
-			entry_to_dense(dst->regs, src->sparse[i]);
+			entry_to_dense(dst->regs, src->sparse[i], p);
 		return 0;
 	}
 	if (src->n == 0)
@@ -434,15 +574,15 @@ int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src)
 		return -1;
 	walk_start(&ws, src, t);
 	c = merge_walk(out, dst->sparse, dst->n, &ws);
-	if (c > CNT_HLL_SPARSE_MAX) {
-		uint8_t *regs = calloc(CNT_HLL_M, 1);
+	if (c > cnt_hll_sparse_max(p)) {
+		uint8_t *regs = calloc(m, 1);
 
 		if (regs == NULL) {
 			free(out);
 			return -1;
 		}
 		for (i = 0; i < c; i++)
-			entry_to_dense(regs, out[i]);
+			entry_to_dense(regs, out[i], p);
 		free(out);
 		free(dst->sparse);
 		dst->sparse = NULL;
@@ -457,14 +597,37 @@ int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src)
 	return 0;
 }
 
+int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src)
+{
+	cnt_hll tmp;
+	int rc;
+
+	if (dst == src)
+		return 0;
+	if (prec(src) < prec(dst) && cnt_hll_fold(dst, prec(src)) != 0)
+		return -1;
+	if (prec(src) == prec(dst))
+		return merge_same(dst, src);
+	if (cnt_hll_copy(&tmp, src) != 0 || cnt_hll_fold(&tmp, prec(dst)) != 0) {
+		cnt_hll_release(&tmp);
+		return -1;
+	}
+	rc = merge_same(dst, &tmp);
+	cnt_hll_release(&tmp);
+	return rc;
+}
+
 int cnt_hll_copy(cnt_hll *dst, const cnt_hll *src)
 {
 	cnt_hll_init(dst);
+	dst->p = src->p;
 	if (src->regs) {
-		dst->regs = malloc(CNT_HLL_M);
+		size_t m = regs_of(prec(src));
+
+		dst->regs = malloc(m);
 		if (dst->regs == NULL)
 			return -1;
-		memcpy(dst->regs, src->regs, CNT_HLL_M);
+		memcpy(dst->regs, src->regs, m);
 	} else if (src->n > 0) {
 		dst->sparse = malloc((size_t)src->n * sizeof *dst->sparse);
 		if (dst->sparse == NULL)
@@ -506,10 +669,10 @@ int cnt_hll_equal(const cnt_hll *a, const cnt_hll *b)
 	uint32_t ta[CNT_HLL_TAIL_MAX], tb[CNT_HLL_TAIL_MAX], x, y;
 	walk wa, wb;
 
-	if ((a->regs == NULL) != (b->regs == NULL))
+	if ((a->regs == NULL) != (b->regs == NULL) || prec(a) != prec(b))
 		return 0;
 	if (a->regs)
-		return memcmp(a->regs, b->regs, CNT_HLL_M) == 0;
+		return memcmp(a->regs, b->regs, regs_of(prec(a))) == 0;
 	walk_start(&wa, a, ta);
 	walk_start(&wb, b, tb);
 	for (;;) {
@@ -526,34 +689,35 @@ int cnt_hll_equal(const cnt_hll *a, const cnt_hll *b)
 
 /* ---- estimating ---- */
 
-/* The bias of a raw estimate e: the mean bias of the k = 6 measured raw
- * estimates nearest to e (ties go to the smaller). */
-static double estimate_bias(double e)
+/* The bias of a raw estimate e at precision p: the mean bias of the k = 6
+ * measured raw estimates nearest to e (ties go to the lower index), summed
+ * in index order.  By distance, not bisection: the rows of p = 5 and 6 are
+ * not monotone.  On a monotone row (p = 14) it picks the same six as the
+ * bisect-and-widen search did, so the estimates there are unchanged. */
+static double estimate_bias(double e, int p)
 {
-	size_t lo = 0, hi = CNT_HLL_BIAS_N, l, r, i;
+	const cnt_hll_bias_row *row = &cnt_hll_bias_rows[p - CNT_HLL_P_MIN];
+	unsigned char chosen[256] = {0};
+	size_t i, k;
 	double sum = 0;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	for (k = 0; k < BIAS_K; k++) {
+		size_t best = row->n;
+		double bd = 0;
 
-		if (cnt_hll_raw14[mid] < e)
-			lo = mid + 1;
-		else
-			hi = mid;
+		for (i = 0; i < row->n; i++) {
+			double dd = fabs(row->raw[i] - e);
+
+			if (!chosen[i] && (best == row->n || dd < bd)) {
+				best = i;
+				bd = dd;
+			}
+		}
+		chosen[best] = 1;
 	}
-	l = r = lo;
-	while (r - l < BIAS_K) {
-		if (l == 0)
-			r++;
-		else if (r == CNT_HLL_BIAS_N)
-			l--;
-		else if (e - cnt_hll_raw14[l - 1] <= cnt_hll_raw14[r] - e)
-			l--;
-		else
-			r++;
-	}
-	for (i = l; i < r; i++)
-		sum += cnt_hll_bias14[i];
+	for (i = 0; i < row->n; i++)
+		if (chosen[i])
+			sum += row->bias[i];
 	return sum / BIAS_K;
 }
 
@@ -568,8 +732,10 @@ static uint64_t round_estimate(double x)
 
 uint64_t cnt_hll_estimate(const cnt_hll *h)
 {
-	const double m = CNT_HLL_M;
-	double sum = 0, e, h_lc;
+	const int p = prec(h);
+	const uint32_t nreg = regs_of(p);
+	const double m = nreg;
+	double sum = 0, e, h_lc, alpha;
 	uint32_t zeros = 0, i;
 
 	if (h->regs == NULL) {
@@ -578,15 +744,17 @@ uint64_t cnt_hll_estimate(const cnt_hll *h)
 
 		return round_estimate(mp * log(mp / (mp - c)));
 	}
-	for (i = 0; i < CNT_HLL_M; i++) {
+	for (i = 0; i < nreg; i++) {
 		sum += 1.0 / (double)(UINT64_C(1) << h->regs[i]);
 		zeros += h->regs[i] == 0;
 	}
-	e = 0.7213 / (1.0 + 1.079 / m) * m * m / sum;
+	/* Flajolet et al.'s alpha_m, as the bias tables were measured */
+	alpha = p == 4 ? 0.673 : p == 5 ? 0.697 : p == 6 ? 0.709 : 0.7213 / (1.0 + 1.079 / m);
+	e = alpha * m * m / sum;
 	if (e <= 5 * m)
-		e -= estimate_bias(e);
+		e -= estimate_bias(e, p);
 	h_lc = zeros ? m * log(m / zeros) : e;
-	return round_estimate(h_lc <= LC_THRESHOLD ? h_lc : e);
+	return round_estimate(h_lc <= cnt_hll_lc_threshold[p - CNT_HLL_P_MIN] ? h_lc : e);
 }
 
 /* ---- serializing ---- */
@@ -603,7 +771,10 @@ static int put_varint(cnt_buf *out, uint32_t v)
 
 int cnt_hll_serialize(const cnt_hll *h, cnt_buf *out)
 {
-	uint8_t head[CNT_HLL_HEADER] = {CNT_HLL_VERSION, CNT_HLL_SPARSE, CNT_HLL_P};
+	const int pr = prec(h);
+	const uint32_t m = regs_of(pr), lm = low_mask(pr);
+	const size_t dense_bytes = cnt_hll_dense_bytes(pr);
+	uint8_t head[CNT_HLL_HEADER] = {CNT_HLL_VERSION, CNT_HLL_SPARSE, (uint8_t)pr};
 	uint32_t t[CNT_HLL_TAIL_MAX], e, prev = 0, first = 1, i;
 	walk w;
 
@@ -611,18 +782,18 @@ int cnt_hll_serialize(const cnt_hll *h, cnt_buf *out)
 		uint8_t *p;
 
 		head[1] = CNT_HLL_DENSE;
-		if (cnt_buf_reserve(out, CNT_HLL_DENSE_BYTES) != 0)
+		if (cnt_buf_reserve(out, dense_bytes) != 0)
 			return -1;
 		memcpy(out->p + out->len, head, sizeof head);
 		p = out->p + out->len + sizeof head;
-		for (i = 0; i < CNT_HLL_M; i += 4, p += 3) {
+		for (i = 0; i < m; i += 4, p += 3) {
 			const uint8_t *r = h->regs + i;
 
 			p[0] = (uint8_t)(r[0] | r[1] << 6);
 			p[1] = (uint8_t)(r[1] >> 2 | r[2] << 4);
 			p[2] = (uint8_t)(r[2] >> 4 | r[3] << 2);
 		}
-		out->len += CNT_HLL_DENSE_BYTES;
+		out->len += dense_bytes;
 		return 0;
 	}
 	if (cnt_buf_append(out, head, sizeof head) != 0 ||
@@ -634,7 +805,7 @@ int cnt_hll_serialize(const cnt_hll *h, cnt_buf *out)
 
 		if (put_varint(out, first ? key : key - prev - 1) != 0)
 			return -1;
-		if ((key & LOW_MASK) == 0 && cnt_buf_putc(out, (uint8_t)((e >> 1) & 0x3f)) != 0)
+		if ((key & lm) == 0 && cnt_buf_putc(out, (uint8_t)((e >> 1) & 0x3f)) != 0)
 			return -1;
 		prev = key;
 		first = 0;
@@ -672,12 +843,12 @@ static int get_varint(const uint8_t *p, size_t n, size_t *off, uint32_t *v,
 static int read_sparse(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err)
 {
 	size_t off = CNT_HLL_HEADER;
-	uint32_t count, i, key = 0;
+	uint32_t count, i, key = 0, lm = low_mask(prec(h)), max = cnt_hll_sparse_max(prec(h));
 
 	if (get_varint(p, n, &off, &count, "entry count", err) != 0)
 		return -1;
-	if (count > CNT_HLL_SPARSE_MAX)
-		return cnt_err_set(err, "hll: sparse entry count %u exceeds %u", count, CNT_HLL_SPARSE_MAX);
+	if (count > max)
+		return cnt_err_set(err, "hll: sparse entry count %u exceeds %u", count, max);
 	if (count > n - off)
 		return cnt_err_set(err, "hll: sparse entry count %u needs more than the %zu bytes left",
 				   count, n - off);
@@ -700,7 +871,7 @@ static int read_sparse(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err)
 					   at, i, (unsigned long long)k, CNT_HLL_SP);
 		key = (uint32_t)k;
 		e = key << 7;
-		if ((key & LOW_MASK) == 0) {
+		if ((key & lm) == 0) {
 			uint8_t rho;
 
 			if (off >= n)
@@ -723,15 +894,19 @@ done:
 
 static int read_dense(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err)
 {
+	const int pr = prec(h);
+	const uint32_t m = regs_of(pr), rmax = rho_dense_max(pr);
+	/* sparse_max + 1 keys span at least this many registers */
+	const uint32_t min_nonzero = (cnt_hll_sparse_max(pr) + 1 + low_mask(pr)) >> low_bits(pr);
 	uint32_t i, nonzero = 0;
 	const uint8_t *q = p + CNT_HLL_HEADER;
 
-	if (n != CNT_HLL_DENSE_BYTES)
-		return cnt_err_set(err, "hll: dense sketch is %zu bytes, expected %d", n, CNT_HLL_DENSE_BYTES);
-	h->regs = malloc(CNT_HLL_M);
+	if (n != cnt_hll_dense_bytes(pr))
+		return cnt_err_set(err, "hll: dense sketch is %zu bytes, expected %zu", n, cnt_hll_dense_bytes(pr));
+	h->regs = malloc(m);
 	if (h->regs == NULL)
 		return cnt_err_set(err, "hll: out of memory");
-	for (i = 0; i < CNT_HLL_M; i += 4, q += 3) {
+	for (i = 0; i < m; i += 4, q += 3) {
 		uint8_t *r = h->regs + i;
 		uint32_t j;
 
@@ -740,13 +915,13 @@ static int read_dense(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err)
 		r[2] = (uint8_t)((q[1] >> 4 | q[2] << 4) & 0x3f);
 		r[3] = q[2] >> 2;
 		for (j = 0; j < 4; j++) {
-			if (r[j] > RHO_DENSE_MAX)
-				return cnt_err_set(err, "hll: dense register %u is %u, over %d",
-						   i + j, r[j], RHO_DENSE_MAX);
+			if (r[j] > rmax)
+				return cnt_err_set(err, "hll: dense register %u is %u, over %u",
+						   i + j, r[j], rmax);
 			nonzero += r[j] != 0;
 		}
 	}
-	if (nonzero < 2)
+	if (nonzero < min_nonzero)
 		return cnt_err_set(err, "hll: dense sketch with %u non-zero registers is not canonical", nonzero);
 	return 0;
 }
@@ -760,15 +935,20 @@ int cnt_hll_deserialize(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err)
 		return cnt_err_set(err, "hll: truncated header (%zu bytes)", n);
 	if (p[0] != CNT_HLL_VERSION)
 		return cnt_err_set(err, "hll: unknown version %u", p[0]);
+	if (p[2] < CNT_HLL_P_MIN || p[2] > CNT_HLL_P_MAX)
+		return cnt_err_set(err, "hll: precision %u out of range %d..%d", p[2],
+				   CNT_HLL_P_MIN, CNT_HLL_P_MAX);
 	if (p[2] != CNT_HLL_P)
-		return cnt_err_set(err, "hll: precision %u, only %d is supported", p[2], CNT_HLL_P);
+		h->p = p[2];
 	if (p[1] == CNT_HLL_SPARSE)
 		rc = read_sparse(h, p, n, err);
 	else if (p[1] == CNT_HLL_DENSE)
 		rc = read_dense(h, p, n, err);
 	else
 		return cnt_err_set(err, "hll: unknown encoding %u", p[1]);
-	if (rc != 0)
+	if (rc != 0) {
 		cnt_hll_release(h);
+		h->p = 0;
+	}
 	return rc;
 }

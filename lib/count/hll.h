@@ -1,16 +1,24 @@
 /*
- * hll.h - HyperLogLog++ distinct counts (Heule, Nunkesser, Hall 2013) at the
- * one precision cnt uses, p = 14; the format and its invariants are
- * described at the top of hll.c.
+ * hll.h - HyperLogLog++ distinct counts (Heule, Nunkesser, Hall 2013) at a
+ * precision p in 4..18 (m = 2^p dense registers; 14 unless a counter
+ * version's tolerated_error asks otherwise); the format and its invariants
+ * are described at the top of hll.c.
  *
- * A sketch is an embedded struct: cnt_hll_init() it, feed it hashes, merge
- * others into it, estimate, serialize; cnt_hll_release() frees it.  The
- * struct is 32 bytes.  An empty sketch holds no heap memory; a sparse one
- * 4 bytes per distinct 25-bit index (at most 3072) after cnt_hll_compact(),
- * and before it up to twice that plus 512 bytes (growth slack and up to 128
- * pending adds); a dense one 16 KiB.  Two sketches of the same set of
- * hashes serialize to the same bytes whatever the order of adds and merges
- * that built them.
+ * A sketch is an embedded struct: cnt_hll_init() (p = 14) or
+ * cnt_hll_init_p() it, feed it hashes, merge others into it, estimate,
+ * serialize; cnt_hll_release() frees it.  The struct is 32 bytes; a zeroed
+ * struct is an empty sketch at p = 14.  An empty sketch holds no heap
+ * memory; a sparse one 4 bytes per distinct 25-bit index (at most
+ * cnt_hll_sparse_max(p) = 3 * 2^(p-4): 3072 at p = 14) after
+ * cnt_hll_compact(), and before it up to twice that plus 512 bytes (growth
+ * slack and up to 128 pending adds); a dense one 2^p bytes (16 KiB at
+ * p = 14).  Two sketches of the same set of hashes at the same precision
+ * serialize to the same bytes whatever the order of adds and merges that
+ * built them.  A union of sketches of different precisions is at the
+ * lower one (fold to the lower, as HLL++ and DataSketches do): the higher
+ * one is folded first, which is exact - the folded sketch is the one the
+ * same hashes give when added at the lower precision - so the union's bytes
+ * still depend only on the set of hashes and the lowest precision met.
  */
 #ifndef CNT_HLL_H
 #define CNT_HLL_H
@@ -21,33 +29,58 @@
 #include "base/buf.h"
 #include "base/err.h"
 
-#define CNT_HLL_P 14                       /* dense precision */
-#define CNT_HLL_M (1u << CNT_HLL_P)        /* 16384 registers */
+#define CNT_HLL_P 14                       /* default dense precision */
+#define CNT_HLL_P_MIN 4
+#define CNT_HLL_P_MAX 18
+#define CNT_HLL_M (1u << CNT_HLL_P)        /* 16384 registers at p = 14 */
 #define CNT_HLL_SP 25                      /* sparse precision p' */
-#define CNT_HLL_SPARSE_MAX 3072            /* distinct sparse entries, at most */
+#define CNT_HLL_SPARSE_MAX 3072            /* sparse entries at most, p = 14 */
 #define CNT_HLL_TAIL_MAX 128               /* unsorted adds before a sort */
 
 #define CNT_HLL_VERSION 1
 #define CNT_HLL_SPARSE 1                   /* encoding byte values */
 #define CNT_HLL_DENSE 2
 #define CNT_HLL_HEADER 3                   /* version, encoding, precision */
-#define CNT_HLL_DENSE_BYTES (CNT_HLL_HEADER + CNT_HLL_M * 6 / 8) /* 12291 */
+#define CNT_HLL_DENSE_BYTES (CNT_HLL_HEADER + CNT_HLL_M * 6 / 8) /* 12291, p = 14 */
 
 typedef struct cnt_hll {
 	/* Sparse: [0, nsorted) sorted with one entry per index, [nsorted, n)
 	 * an unsorted tail of recent adds.  NULL while empty or dense. */
 	uint32_t *sparse;
-	uint8_t *regs;      /* dense: CNT_HLL_M registers, one byte each */
+	uint8_t *regs;      /* dense: 2^p registers, one byte each */
 	uint32_t n, nsorted, cap;
+	uint8_t p;          /* precision; 0 means CNT_HLL_P (14) */
 } cnt_hll;
 
 /* The 64-bit hash of an item's bytes (XXH3_64bits, unseeded). */
 uint64_t cnt_hll_hash(const void *p, size_t n);
 
-/* Makes h an empty (sparse) sketch; allocates nothing. */
+/* Makes h an empty (sparse) sketch at p = 14; allocates nothing. */
 void cnt_hll_init(cnt_hll *h);
-/* Frees what h holds; h is empty and reusable afterwards. */
+/* Makes h an empty sketch at precision p (4..18; anything else means 14). */
+void cnt_hll_init_p(cnt_hll *h, int p);
+/* Frees what h holds; h is empty, at the same precision, and reusable
+ * afterwards. */
 void cnt_hll_release(cnt_hll *h);
+
+/* The precision of h (4..18). */
+int cnt_hll_precision(const cnt_hll *h);
+/* The sparse limit at precision p: 3 * 2^(p-4) distinct keys. */
+uint32_t cnt_hll_sparse_max(int p);
+/* Bytes of a dense serialization at precision p: 3 + 2^p * 6 / 8. */
+size_t cnt_hll_dense_bytes(int p);
+/* The relative error at 95 % of precision p: 1.96 * 1.04 / sqrt(2^p). */
+double cnt_hll_error95(int p);
+/* The smallest precision p >= 4 with cnt_hll_error95(p) <= tolerated_error
+ * (may be above 18: the caller refuses such a declaration). */
+int cnt_hll_precision_for(double tolerated_error);
+/* Folds h down to precision q (q < its precision; otherwise nothing
+ * happens): dense register i goes to i >> (p - q) with its rank raised by
+ * the leading zeros of the p - q index bits moved out (by their count plus
+ * the old rank when they are all zero); a sparse entry keeps its 25-bit key.
+ * Exact: the result is the sketch the same hashes give at q.  Returns 0 or
+ * -1 (out of memory; h unchanged). */
+int cnt_hll_fold(cnt_hll *h, int q);
 
 /* Adds one hashed item.  Returns 0, or -1 when out of memory (h then still
  * holds everything added before). */
@@ -56,8 +89,10 @@ int cnt_hll_add_hash(cnt_hll *h, uint64_t hash);
 int cnt_hll_add(cnt_hll *h, const void *p, size_t n);
 
 /* dst becomes the union of dst and src (src unchanged; dst == src is
- * allowed).  Commutative, associative and idempotent, down to the bytes of
- * the serialization.  Returns 0, or -1 when out of memory (dst unchanged). */
+ * allowed), at the lower of their two precisions (the higher one folded
+ * first).  Commutative, associative and idempotent, down to the bytes of
+ * the serialization.  Returns 0, or -1 when out of memory (dst then holds
+ * what it held, possibly folded to src's lower precision). */
 int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src);
 /* dst (initialised or not; not released) becomes a copy of src.  Returns 0
  * or -1 (out of memory; dst then empty). */
@@ -86,10 +121,11 @@ size_t cnt_hll_heap_bytes(const cnt_hll *h);
 int cnt_hll_serialize(const cnt_hll *h, cnt_buf *out);
 /* Initialises h from the n bytes at p, which must be exactly one canonical
  * serialization: anything else (truncated, trailing bytes, unknown version
- * or encoding, another precision, out-of-range or unsorted entries, an
- * overlong varint, a sparse list past the limit) returns -1 with err set and
- * h empty.  Allocates at most 16 KiB whatever the input.  On success the
- * caller releases h. */
+ * or encoding, a precision outside 4..18, out-of-range or unsorted entries,
+ * an overlong varint, a sparse list past the limit) returns -1 with err set
+ * and h empty (p = 14).  h takes the precision of the bytes.  Allocates at
+ * most 2^p bytes (16 KiB at p = 14, 256 KiB at 18) whatever the input.  On
+ * success the caller releases h. */
 int cnt_hll_deserialize(cnt_hll *h, const uint8_t *p, size_t n, cnt_err *err);
 
 #endif

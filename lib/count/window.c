@@ -107,6 +107,7 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 		return cnt_err_set(err, "event '%.*s': attrs %s is not a sampling level 1 to %d: "
 			"corrupt log", (int)e->event_id.n, e->event_id.p, CNT_EVENT_SAMPLE_ATTR,
 			CNT_APPROX_LEVEL_MAX);
+	out->hll_precision = t->version->hll_precision;
 	out->ndims = t->version->ndimensions;
 	for (size_t i = 0; i < out->ndims; i++) {
 		out->dims[i].p = t->version->dimensions[i];

@@ -80,6 +80,7 @@
  */
 #include "model/defs.h"
 #include "base/buf.h"
+#include "count/hll.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -814,37 +815,58 @@ static int parse_dimensions(const pctx *c, json_t *o, const char *path, cnt_coun
 	return 0;
 }
 
-/* "tolerated_error" (after type is known): a number in (0, 0.5], required
- * for approx, optional for unique, refused for exact, min and max.  An
- * approx version also needs bounds within +-CNT_APPROX_DELTA_MAX. */
+/* Whether a counter type takes tolerated_error: approx (required: it sets
+ * the sampling schedule, lib/ingest/sample.h) and unique (it sets the
+ * sketch precision).  Exact, min and max are exact: they tolerate no
+ * error. */
+static int takes_tolerated_error(cnt_counter_type t)
+{
+	return t == CNT_CTYPE_APPROX || t == CNT_CTYPE_UNIQUE;
+}
+
+/* "tolerated_error" (after type and bounds are known): a number in
+ * (0, 0.5] where the type takes it.  An approx version needs it, and
+ * bounds within +-CNT_APPROX_DELTA_MAX; for a unique counter it gives the
+ * precision it needs, refused past 18. */
 static int parse_tolerated_error(const pctx *c, json_t *o, const char *p, cnt_counter_version *v)
 {
-	json_t *te = opt(o, "tolerated_error");
+	json_t *t = opt(o, "tolerated_error");
 	char pk[PATH_MAX_LEN];
+	double e;
+	int need;
 
 	v->tolerated_error = 0;
+	v->hll_precision = CNT_HLL_P;
 	pkey(pk, p, "tolerated_error");
-	if (te == NULL) {
+	if (t == NULL) {
 		if (v->type == CNT_CTYPE_APPROX)
 			return fail(c, pk, "required for type 'approx' (the relative error "
 				    "tolerated at 95 %% confidence, e.g. 0.05)");
 		return 0;
 	}
-	if (v->type != CNT_CTYPE_APPROX && v->type != CNT_CTYPE_UNIQUE)
-		return fail(c, pk, "not allowed for type '%s' (only approx and unique "
-			    "counters are estimates)", cnt_defs_ctype_name(v->type));
-	if (!json_is_number(te))
-		return fail(c, pk, "expected a number, got %s", jtype(te));
-	v->tolerated_error = json_number_value(te);
-	if (!(v->tolerated_error > 0 && v->tolerated_error <= 0.5))
-		return fail(c, pk, "%g is not in (0, 0.5]", v->tolerated_error);
-	if (v->type == CNT_CTYPE_APPROX &&
-	    (v->bounds_lo < -CNT_APPROX_DELTA_MAX || v->bounds_hi > CNT_APPROX_DELTA_MAX)) {
-		pkey(pk, p, v->bounds_lo < -CNT_APPROX_DELTA_MAX ? "bounds_lo" : "bounds_hi");
-		return fail(c, pk, "an approx counter needs bounds_lo and bounds_hi within "
-			    "[-%lld, %lld] (2^30), so that its variance cannot overflow",
-			    (long long)CNT_APPROX_DELTA_MAX, (long long)CNT_APPROX_DELTA_MAX);
+	if (!takes_tolerated_error(v->type))
+		return fail(c, pk, "not allowed for a counter of type %s (it counts exactly)",
+			    cnt_defs_ctype_name(v->type));
+	if (!json_is_number(t))
+		return fail(c, pk, "expected a number, got %s", jtype(t));
+	e = json_number_value(t);
+	if (!(e > 0 && e <= 0.5))
+		return fail(c, pk, "%g is out of range (0, 0.5] (the relative error tolerated at 95 %%)", e);
+	v->tolerated_error = e;
+	if (v->type == CNT_CTYPE_APPROX) {
+		if (v->bounds_lo < -CNT_APPROX_DELTA_MAX || v->bounds_hi > CNT_APPROX_DELTA_MAX) {
+			pkey(pk, p, v->bounds_lo < -CNT_APPROX_DELTA_MAX ? "bounds_lo" : "bounds_hi");
+			return fail(c, pk, "an approx counter needs bounds_lo and bounds_hi within "
+				    "[-%lld, %lld] (2^30), so that its variance cannot overflow",
+				    (long long)CNT_APPROX_DELTA_MAX, (long long)CNT_APPROX_DELTA_MAX);
+		}
+		return 0;
 	}
+	need = cnt_hll_precision_for(e);
+	if (need > CNT_HLL_P_MAX)
+		return fail(c, pk, "%g needs HLL++ precision %d; the highest is %d, whose error at 95 %% "
+			    "is %.4f", e, need, CNT_HLL_P_MAX, cnt_hll_error95(CNT_HLL_P_MAX));
+	v->hll_precision = need;
 	return 0;
 }
 
@@ -877,6 +899,8 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 	v->version = (int)ver;
 	v->type = (cnt_counter_type)type;
 	v->effective_from_ms = eff.text ? eff.ms : INT64_MIN;
+	if (parse_tolerated_error(c, o, p, v) != 0)
+		return -1;
 	if (v->bounds_lo > v->bounds_hi) {
 		pkey(pk, p, "bounds_lo");
 		return fail(c, pk, "%lld is greater than bounds_hi %lld",
@@ -907,7 +931,7 @@ static int parse_version(const pctx *c, json_t *o, const char *p, cnt_counter_ve
 		if (!(v->unit_cost_per_m >= 0))
 			return fail(c, pk, "must not be negative");
 	}
-	return parse_tolerated_error(c, o, p, v);
+	return 0;
 }
 
 /* One hold signal: only the keys its kind takes. */

@@ -98,10 +98,15 @@ typedef struct cnt_counter_version {
 	 * the published price of its type ($.unit_costs), else 0;
 	 * unit_cost_declared says which. */
 	int unit_cost_declared;
-	/* "tolerated_error": the relative error tolerated at 95 %
-	 * confidence, in (0, 0.5]; 0 = not declared.  Required for approx
-	 * (it sets the sampling schedule, lib/ingest/sample.h). */
+	/* Tolerated error (cnt-definitions(5), "tolerated_error"): the
+	 * relative error tolerated at 95 %, in (0, 0.5]; 0 = not declared.
+	 * Required for approx (it sets the sampling schedule,
+	 * lib/ingest/sample.h).  For a unique counter it sets hll_precision,
+	 * the HLL++ precision of the version's sketches: the smallest p in
+	 * 4..18 with 1.96 * 1.04 / sqrt(2^p) <= tolerated_error, 14 when not
+	 * declared. */
 	double tolerated_error;
+	int hll_precision;
 } cnt_counter_version;
 
 #define CNT_DIMS_MAX 4

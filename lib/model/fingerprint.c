@@ -309,6 +309,21 @@ static int show(json_t *v, cnt_buf *b)
 		}
 		return 0;
 	}
+	if (json_is_real(v)) {
+		/* the shortest decimal that reads back the same: 0.05, not
+		 * 0.050000000000000003 as %.17g gives */
+		double d = json_real_value(v);
+		char t[40];
+
+		for (int prec = 1; prec <= 17; prec++) {
+			snprintf(t, sizeof t, "%.*g", prec, d);
+			if (strtod(t, NULL) == d)
+				break;
+		}
+		if (strpbrk(t, ".eEn") == NULL)
+			strcat(t, ".0");   /* a real, as json_dumps writes one */
+		return cnt_buf_printf(b, "%s", t);
+	}
 	{
 		char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 		int r;
@@ -996,7 +1011,7 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 
 	if (s->kind == CNT_FP_WINDOWED) {
 		/* bucket_start, bucket_end, late, shard, exact, dimensions,
-		 * sample, then the event */
+		 * sample, hll_precision, then the event */
 		cnt_windowed w;
 
 		if (cnt_bin_read_long(&c, &l) || cnt_bin_read_long(&c, &l) || c.p >= c.end)
@@ -1005,8 +1020,9 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 		if (cnt_bin_read_long(&c, &l) || c.p >= c.end)
 			goto bad;
 		c.p++;
-		if (cnt_windowed_decode_dims(&c, &w) != 0 || cnt_bin_read_long(&c, &l) != 0)
-			goto bad; /* ... and sample */
+		if (cnt_windowed_decode_dims(&c, &w) != 0 || cnt_bin_read_long(&c, &l) != 0 ||
+		    cnt_bin_read_long(&c, &l) != 0)
+			goto bad; /* ... sample and hll_precision */
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))
 		goto bad; /* event_id, idempotency_key */

@@ -40,6 +40,8 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		"doc", "The event's counter version's dimensions (attrs keys): cnt-accumulate also counts the event in one breakdown record per dimension.",
 		"name", "sample", "type", "int", "default", -1,
 		"doc", "-1, or for an approx counter's event its sampling level L (attrs cnt.sample): it weighs 2^L.",
+		"name", "hll_precision", "type", "int", "default", 14,
+		"doc", "The HLL++ precision (4..18) of the event's counter version's sketches: 14 unless a unique counter declares tolerated_error (cnt-definitions(5)).",
 		"name", "event", "type", ev);
 	if (root == NULL) {
 		cnt_err_nomem(err);
@@ -68,6 +70,7 @@ int cnt_windowed_encode_head(const cnt_windowed *w, cnt_buf *b)
 	}
 	rc |= cnt_buf_putc(b, 0);
 	rc |= cnt_bin_write_long(b, w->sample);
+	rc |= cnt_bin_write_long(b, w->hll_precision ? w->hll_precision : 14);
 	return rc ? -1 : 0;
 }
 
@@ -185,7 +188,12 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 			cnt_err_set(err, "sample level %d: corrupt file", w->sample);
 			return cnt_typed_in_where(&in->t, err);
 		}
-		if (cnt_event_from_val(&v.u.v[7], &w->ev, &in->ab, err) != 0)
+		if (v.u.v[7].u.i < 4 || v.u.v[7].u.i > 18) {
+			cnt_err_set(err, "hll_precision %lld out of range 4..18: corrupt file", (long long)v.u.v[7].u.i);
+			return cnt_typed_in_where(&in->t, err);
+		}
+		w->hll_precision = (int)v.u.v[7].u.i;
+		if (cnt_event_from_val(&v.u.v[8], &w->ev, &in->ab, err) != 0)
 			return -1;
 		cnt_windowed_dim_values(w);
 		return 1;
@@ -215,6 +223,11 @@ int cnt_windowed_in_next(cnt_windowed_in *in, cnt_windowed *w, cnt_err *err)
 		return cnt_typed_in_where(&in->t, err);
 	}
 	w->sample = (int)shard;
+	if (cnt_bin_read_long(c, &shard) != 0 || shard < 4 || shard > 18) {
+		cnt_err_set(err, "malformed hll_precision (4..18): corrupt file");
+		return cnt_typed_in_where(&in->t, err);
+	}
+	w->hll_precision = (int)shard;
 	if (cnt_event_decode(c, &w->ev, &in->ab, &in->t.lim, err) != 0)
 		return cnt_typed_in_where(&in->t, err);
 	cnt_windowed_dim_values(w);

@@ -12,6 +12,7 @@
  *      {"name": "exact", "type": "boolean", "default": false},
  *      {"name": "dimensions", "type": {"type": "array", "items": "string"}, "default": []},
  *      {"name": "sample", "type": "int", "default": -1},
+ *      {"name": "hll_precision", "type": "int", "default": 14},
  *      {"name": "event", "type": <cnt.CountingEvent, lib/model/schemas/counting_event.avsc>}]}
  *
  * exact is set when the event's counter version is of type exact or
@@ -30,6 +31,9 @@
  * absent; lib/ingest/sample.h): cnt-accumulate counts the event with
  * weight 2^L (cnt-bucket(5)).  Carried in the head so that the
  * accumulator does not scan attrs; a writer without it reads as -1.
+ * hll_precision is the event's counter version's (cnt-definitions(5),
+ * tolerated_error): cnt-accumulate builds the event's sketches at it; a
+ * writer without the field reads as 14.
  *
  * The event is nested whole, so its Avro bytes follow the seven leading
  * fields unchanged: cnt-window copies them instead of re-encoding.  The
@@ -53,6 +57,7 @@ typedef struct cnt_windowed {
 	cnt_slice dims[4];                 /* the version's dimensions (attrs keys) */
 	cnt_slice dim_vals[4];             /* ev's value of each, CNT_DIM_NONE when
 	                                    * absent (cnt_windowed_dim_values) */
+	int hll_precision;                 /* 4..18; 0 (unset) is written as 14 */
 	cnt_event ev;
 } cnt_windowed;
 

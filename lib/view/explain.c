@@ -253,7 +253,7 @@ static int add_to_proj(pass *p, const cnt_windowed *w, cnt_err *err)
 		cnt_hll h;
 		int rc;
 
-		cnt_hll_init(&h);
+		cnt_hll_init_p(&h, w->hll_precision);
 		p->sk.len = 0;
 		rc = cnt_hll_add(&h, e->item.p, e->item.n) != 0 || cnt_hll_serialize(&h, &p->sk) != 0;
 		cnt_hll_release(&h);

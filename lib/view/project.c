@@ -360,7 +360,7 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 				cnt_hll_release(&h);
 				return cnt_err_nomem(err);
 			}
-			cnt_hll_init(m->sketch);
+			cnt_hll_init_p(m->sketch, cnt_hll_precision(&h));   /* unions fold to the lowest met */
 		}
 		rc = cnt_hll_merge(m->sketch, &h);
 		cnt_hll_release(&h);

@@ -433,7 +433,7 @@ static int merge_sketch(cell *c, cnt_slice bytes, const cnt_bucket *b, cnt_err *
 			cnt_hll_release(&h);
 			return cnt_err_nomem(err);
 		}
-		cnt_hll_init(c->sketch);
+		cnt_hll_init_p(c->sketch, cnt_hll_precision(&h));   /* unions fold to the lowest met */
 	}
 	rc = cnt_hll_merge(c->sketch, &h);
 	cnt_hll_release(&h);

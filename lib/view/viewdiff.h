@@ -40,8 +40,10 @@
 #include "base/err.h"
 #include "view/viewdesc.h"
 
-/* The standard error of a HyperLogLog++ estimate at precision 14, the one
- * cnt uses (count/hll.h): 1.04 / sqrt(2^14) = 0.8125 %. */
+/* The standard error of a HyperLogLog++ estimate at precision 14, the
+ * default one (count/hll.h): 1.04 / sqrt(2^14) = 0.8125 %.  (A unique
+ * counter that declares tolerated_error has sketches at another precision;
+ * a board of it is compared with --tolerance, or the declared error.) */
 #define CNT_VIEWDIFF_HLL_SE 0.008125
 /* The default tolerance of a sketch-backed board: three standard errors
  * (2.44 %; two estimates of the same set differ by less with probability

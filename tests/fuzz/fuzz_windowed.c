@@ -49,6 +49,9 @@ static void check_roundtrip(const cnt_windowed *w, const cnt_limits *lim)
 	    cnt_bin_read_long(&c, &v) != 0 || v != w->sample)
 		abort();
 	back.sample = (int)v;
+	if (cnt_bin_read_long(&c, &v) || v < 4 || v > 18 || v != (w->hll_precision ? w->hll_precision : 14))
+		abort();
+	back.hll_precision = (int)v;
 	if (cnt_event_decode(&c, &back.ev, &ab, lim, &err) != 0 || c.p != c.end)
 		abort();
 	if (cnt_windowed_encode_head(&back, &b) != 0 || cnt_event_encode(&back.ev, &b) != 0 ||

@@ -780,6 +780,82 @@ static void test_monotonic_costs(void)
 	}
 }
 
+static const char tol_doc[] =
+	"{\"format\": \"cnt-definitions/1\", \"tenants\": [{\"tenant_id\": \"t\", \"timezone\": \"UTC\"}],"
+	" \"counters\": [{\"tenant_id\": \"t\", \"counter_id\": \"c\", \"versions\": ["
+	"  {\"version\": 1, \"type\": \"unique\"},"
+	"  {\"version\": 2, \"effective_from\": \"2026-01-01T00:00:00Z\", \"type\": \"%s\", \"tolerated_error\": %s}]}]}";
+
+static cnt_defs *tol(const char *type, const char *e, cnt_err *err)
+{
+	char doc[1024];
+
+	snprintf(doc, sizeof(doc), tol_doc, type, e);
+	return parse_str(doc, err);
+}
+
+/* tolerated_error: the precision it sets, its refusals, its place in the
+ * fingerprint (only when declared). */
+static void test_tolerated_error(void)
+{
+	static const struct {
+		const char *e;
+		int p;
+	} ok[] = {
+		{"0.5", 5}, {"0.3", 6}, {"0.1", 9}, {"0.05", 11}, {"0.02", 14}, {"0.0159", 15},
+		{"0.016", 14}, {"0.01", 16}, {"0.006", 17}, {"0.005", 18}, {"0.004", 18}, {"1e-2", 16},
+	};
+	static const struct {
+		const char *type, *e, *msg;
+	} bad[] = {
+		{"unique", "0.003", "$.counters[0].versions[1].tolerated_error: 0.003 needs HLL++ precision 19; the highest is 18, whose error at 95 % is 0.0040"},
+		{"unique", "0.0001", "0.0001 needs HLL++ precision 29;"},
+		{"unique", "0", "tolerated_error: 0 is out of range (0, 0.5]"},
+		{"unique", "0.50001", "tolerated_error: 0.50001 is out of range (0, 0.5]"},
+		{"unique", "-1", "out of range"},
+		{"unique", "\"0.1\"", "tolerated_error: expected a number, got string"},
+		{"exact", "0.1", "tolerated_error: not allowed for a counter of type exact (it counts exactly)"},
+		{"min", "0.1", "not allowed for a counter of type min"},
+		{"max", "0.1", "not allowed for a counter of type max"},
+	};
+	cnt_err err;
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		cnt_defs *d = tol("unique", ok[i].e, &err);
+		const cnt_counter *c;
+		json_t *j1, *j2;
+
+		CHECK(d != NULL);
+		if (d == NULL) {
+			fprintf(stderr, "%s: %s\n", ok[i].e, err.msg);
+			continue;
+		}
+		c = cnt_defs_counter(d, "t", 1, "c", 1);
+		CHECK_EQ_INT(c->versions[0].hll_precision, 14);
+		CHECK(c->versions[0].tolerated_error == 0);
+		CHECK_EQ_INT(c->versions[1].hll_precision, ok[i].p);
+		CHECK(c->versions[1].tolerated_error == strtod(ok[i].e, NULL));
+		j1 = cnt_fp_counter_def(c, &c->versions[0]);
+		j2 = cnt_fp_counter_def(c, &c->versions[1]);
+		CHECK(j1 != NULL && j2 != NULL);
+		CHECK(json_object_get(j1, "tolerated_error") == NULL);
+		CHECK(json_real_value(json_object_get(j2, "tolerated_error")) == strtod(ok[i].e, NULL));
+		json_decref(j1);
+		json_decref(j2);
+		cnt_defs_free(d);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cnt_defs *d = tol(bad[i].type, bad[i].e, &err);
+
+		CHECK(d == NULL);
+		cnt_defs_free(d);
+		if (d == NULL && strstr(err.msg, bad[i].msg) == NULL) {
+			fprintf(stderr, "%s %s: got '%s'\n", bad[i].type, bad[i].e, err.msg);
+			CHECK(0);
+		}
+	}
+}
+
 static void test_load_errors(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
@@ -803,5 +879,6 @@ int main(void)
 	RUN(test_load_errors);
 	RUN(test_dimensions);
 	RUN(test_monotonic_costs);
+	RUN(test_tolerated_error);
 	return unit_report("test_defs");
 }

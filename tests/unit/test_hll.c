@@ -94,21 +94,30 @@ static double percentile(const double *v, size_t n, double q)
 
 static void test_bias_tables(void)
 {
-	double prev = 0;
+	for (int p = CNT_HLL_P_MIN; p <= CNT_HLL_P_MAX; p++) {
+		const cnt_hll_bias_row *row = &cnt_hll_bias_rows[p - CNT_HLL_P_MIN];
+		double step = (double)(1u << p) / 40, prev = 0;
 
-	for (size_t i = 0; i < CNT_HLL_BIAS_N; i++) {
-		double d = cnt_hll_raw14[i] - cnt_hll_bias14[i];
+		if (step < 1)
+			step = 1;
+		CHECK(row->n >= 79 && row->n <= 201);
+		for (size_t i = 0; i < row->n; i++) {
+			double d = row->raw[i] - row->bias[i], n = floor(d + 0.5);
 
-		CHECK(fabs(d - floor(d + 0.5)) < 1e-6);
-		CHECK(fabs(d - 409.6 * (double)i) <= 1.0 || i == 0);
-		if (i == 0)
-			CHECK_EQ_INT((long long)floor(d + 0.5), 1);
-		else
-			CHECK(floor(d + 0.5) - prev == 409 || floor(d + 0.5) - prev == 410);
-		if (i > 0)
-			CHECK(cnt_hll_raw14[i] > cnt_hll_raw14[i - 1]);
-		prev = floor(d + 0.5);
+			CHECK(fabs(d - n) < 1e-6);
+			if (i == 0)
+				CHECK_EQ_INT((long long)n, 1);
+			else
+				CHECK(n - prev == floor(step) || n - prev == ceil(step));
+			prev = n;
+		}
+		/* the last point is near 5m */
+		CHECK(prev <= 5.0 * (1u << p) && prev >= 4.9 * (1u << p));
 	}
+	/* the thresholds grow with p */
+	for (int i = 1; i < 15; i++)
+		CHECK(cnt_hll_lc_threshold[i] > cnt_hll_lc_threshold[i - 1]);
+	CHECK(cnt_hll_lc_threshold[CNT_HLL_P - CNT_HLL_P_MIN] == 11500);
 }
 
 /* ---- the documented layout, byte for byte ---- */
@@ -511,7 +520,11 @@ static void test_corrupt(void)
 		{"short header", {1, 1}, 2},
 		{"version", {2, 1, 14, 0}, 4},
 		{"encoding", {1, 3, 14, 0}, 4},
-		{"precision", {1, 1, 12, 0}, 4},
+		{"precision 3", {1, 1, 3, 0}, 4},
+		{"precision 19", {1, 1, 19, 0}, 4},
+		{"precision 0", {1, 1, 0, 0}, 4},
+		{"precision 255 dense", {1, 2, 255, 0}, 4},
+		{"count over limit at p 4", {1, 1, 4, 4, 1, 1, 1, 1}, 8},  /* 4 > 3 */
 		{"no count", {1, 1, 14}, 3},
 		{"count over limit", {1, 1, 14, 0x81, 0x18}, 5},   /* 3073 */
 		{"count past bytes", {1, 1, 14, 3, 5, 6}, 6},
