@@ -54,10 +54,10 @@ events() { cnt-cat -F json "$1"; }
 	[[ "$output" == *"tolerated_error: required for type 'approx'"* ]]
 	mk '"type":"exact","tolerated_error":0.1'
 	run -2 cnt-defs check d.json d.json
-	[[ "$output" == *"tolerated_error: not allowed for type 'exact'"* ]]
+	[[ "$output" == *"tolerated_error: not allowed for a counter of type exact (it counts exactly)"* ]]
 	mk '"type":"approx","tolerated_error":0.6,"bounds_lo":0,"bounds_hi":10'
 	run -2 cnt-defs check d.json d.json
-	[[ "$output" == *"tolerated_error: 0.6 is not in (0, 0.5]"* ]]
+	[[ "$output" == *"tolerated_error: 0.6 is out of range (0, 0.5]"* ]]
 	mk '"type":"approx","tolerated_error":"x","bounds_lo":0,"bounds_hi":10'
 	run -2 cnt-defs check d.json d.json
 	[[ "$output" == *"tolerated_error: expected a number, got string"* ]]

@@ -25,7 +25,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
-	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:o}]}",
+	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:o}]}",
 		"type", "record", "name", "WindowedEvent", "namespace", "cnt",
 		"doc", "An event with its event-time bucket, lateness and shard: written by cnt-window, read by cnt-accumulate; see cnt-bucket(5).",
 		"fields",
