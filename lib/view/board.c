@@ -338,8 +338,13 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	out->frozen = cnt_viewdir_frozen(dir);
 	if (!no_publish && !out->frozen) {
 		cnt_retain_policy rp = {b->retain_versions_s, b->retain_versions_min, b->window == CNT_WIN_SEASON};
+		cnt_retain_log lg;
 		int old;
 
+		/* a damaged record stops the build before anything is published */
+		if (cnt_retain_load(dir, &lg, err) != 0)
+			return -1;
+		cnt_retain_log_release(&lg);
 		if (cnt_viewdir_current(dir, &old, err) != 0 || cnt_viewdir_publish(dir, version, err) != 0)
 			return -1;
 		out->published = 1;
