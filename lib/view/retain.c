@@ -116,6 +116,13 @@ int cnt_retain_parse(const char *text, size_t len, const char *name, cnt_retain_
 		if (sscanf(buf, "%15s %lld %lld%n", what, &v, &at, &used) != 3 || used != (int)n ||
 		    (strcmp(what, "superseded") != 0 && strcmp(what, "retired") != 0) || v < 1 || v > 999999)
 			goto bad;
+		{   /* one spelling: exactly as cnt_retain_format() writes it */
+			char again[80];
+
+			snprintf(again, sizeof(again), "%s %lld %lld", what, v, at);
+			if (strcmp(again, buf) != 0)
+				goto bad;
+		}
 		if (add_rec(log, (int)v, what[0] == 'r', (int64_t)at) != 0) {
 			cnt_retain_log_release(log);
 			return cnt_err_oom(err, "reading the retention record '%s'", name);
