@@ -407,7 +407,8 @@ usage_error() {
 @test "cnt-rank: options may follow the question (GNU permutation); -- ends the options" {
 	run -0 cnt-rank top 3 --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table
 	[[ ${lines[0]} == "board $BOARD "* ]]
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ ${lines[4]} == "token cnt1:$BOARD:global:1:"* ]]
 	run -0 cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" -- top 3
 	[ "$(echo "$output" | jq '.entries | length')" -eq 3 ]
 }
