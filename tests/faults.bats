@@ -677,6 +677,39 @@ guard_kept() { [ "${FILES[*]}" = "G" ] && cmp -s "$O/G" "$T/G0"; }
 	check_problems
 }
 
+# retention: a failed build leaves whole versions, current and the record;
+# version 1 is gone only when its retirement is recorded
+retain_prep() { cp -a "$T/rviews" "$O/views"; }
+retain_whole() {
+	local f
+	for f in "${FILES[@]}"; do
+		case $f in
+		views/*/*/v[0-9][0-9][0-9][0-9][0-9][0-9]/*)
+			[ -f "$O/${f%/*}/view.avro" ] && [ -f "$O/${f%/*}/index.bin" ] || return 1 ;;
+		views/*/*/current | views/*/*/retention) ;;
+		*) return 1 ;;
+		esac
+	done
+	[ -d "$O/views/$BOARD/global/v000001" ] || grep -qx 'retired 1 [0-9]*' "$O/views/$BOARD/global/retention"
+}
+
+@test "allocation failure: cnt-project retiring a version, cnt-rank --pin and --if-newer fail cleanly at every allocation" {
+	for d in 2026-11-30 2026-12-01; do
+		cnt-project --definitions "$DEFS" --board "$BOARD" --views "$T/rviews" --now ${d}T09:00:00Z "$F/buckets.avro"
+	done
+	tok1=$(cnt-rank --views "$T/rviews" --board "$BOARD" --view-version 1 top 1 | jq -r .token)
+	tok2=$(cnt-rank --views "$T/rviews" --board "$BOARD" top 1 | jq -r .token)
+	sweep 0 retain_prep retain_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
+		--now 2026-12-02T09:00:00Z --stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-rank --views "$T/rviews" --board "$BOARD" --now "$NOW" --pin "$tok1" \
+		--offset 1 --output-format table top 2
+	sweep 6 no_prep nothing_left cnt-rank --views "$T/rviews" --board "$BOARD" --if-newer "$tok2" rank m-1042
+	cp -a "$T/rviews" "$T/rv3"
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views "$T/rv3" --now 2026-12-02T09:00:00Z "$F/buckets.avro"
+	sweep 7 no_prep nothing_left cnt-rank --views "$T/rv3" --board "$BOARD" --pin "$tok1" top 2
+	check_problems
+}
+
 # cnt-erase rewrites its segments and appends to its ledger: copies in $O,
 # which a failed run leaves as they were.  One segment (the ledger proves
 # the retraction), so that the sweep stays under CAP; tests/erase.bats
