@@ -19,14 +19,20 @@ setup_file() {
 {"format": "cnt-definitions/1",
  "tenants": [{"tenant_id": "t", "timezone": "UTC"}],
  "counters": [{"tenant_id": "t", "counter_id": "pts",
-   "versions": [{"version": 1, "type": "exact", "lateness_horizon_s": 31536000}]}],
+   "versions": [{"version": 1, "type": "exact", "lateness_horizon_s": 31536000,
+     "windows": ["all_time", "season"]}]}],
  "leaderboards": [
   {"board_id": "pb", "tenant_id": "t", "counter_id": "pts", "window": "all_time",
    "retain_versions_s": 3600, "retain_versions_min": 0},
   {"board_id": "keep2", "tenant_id": "t", "counter_id": "pts", "window": "all_time",
    "retain_versions_s": 0, "retain_versions_min": 2},
   {"board_id": "dflt", "tenant_id": "t", "counter_id": "pts", "window": "all_time"},
-  {"board_id": "w:\u00e9 1%", "tenant_id": "t", "counter_id": "pts", "window": "all_time"}]}
+  {"board_id": "w:\u00e9 1%", "tenant_id": "t", "counter_id": "pts", "window": "all_time"},
+  {"board_id": "sb", "tenant_id": "t", "counter_id": "pts", "window": "season",
+   "retain_versions_s": 0, "retain_versions_min": 0}],
+ "seasons": [
+  {"season_id": "s1", "board_id": "sb", "opens_at": "2026-03-01T00:00:00Z", "closes_at": "2026-03-02T00:00:00Z"},
+  {"season_id": "s2", "board_id": "sb", "opens_at": "2026-03-02T00:00:00Z", "closes_at": "2026-03-09T00:00:00Z"}]}
 EOF
 	n=0
 	for m in a:60 b:50 c:40 d:30 e:20 f:10; do
@@ -246,6 +252,17 @@ retired 1 1772371800000" ]
 	grep -qx 'superseded 5 1772762400000' v/dflt/global/retention
 	grep -qx 'superseded 6 1772762400000' v/dflt/global/retention
 	ls v/dflt/global | paste -sd' ' - | grep -qx 'current retention v000004 v000005 v000006 v000007'
+}
+
+@test "retention: of a season board, the newest version of each season is never retired" {
+	cnt-project -d "$D" -b sb -w v --season s1 --now 2026-03-01T12:00:00Z "$F/b1.avro"
+	cnt-project -d "$D" -b sb -w v --season s1 --now 2026-03-01T23:00:00Z "$F/b1.avro"
+	cnt-project -d "$D" -b sb -w v --now 2026-03-02T12:00:00Z "$F/b1.avro"
+	cnt-project -d "$D" -b sb -w v --now 2026-03-03T12:00:00Z "$F/b1.avro"
+	# v1 (s1, superseded by s1's v2) and v3 (s2, superseded by v4) are retired
+	# at once (retain 0 s, none kept by count); v2, s1's last, stays
+	ls v/sb/global | paste -sd' ' - | grep -qx 'current retention v000002 v000004'
+	cnt-rank -w v -b sb --view-version 2 top 1 | one '.version == 2'
 }
 
 @test "definitions: the retention keys are checked, and are not part of the board's fingerprint" {
