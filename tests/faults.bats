@@ -436,7 +436,7 @@ usage_error() {
 # leaving no output or temporary file (CHECK names a function that says
 # whether what $O holds after a failure is allowed).  PREP names a
 # function that sets up $O before each run.
-CAP=${CNT_FAULTS_CAP:-800}
+CAP=${CNT_FAULTS_CAP:-1000}
 
 sweep() {
 	local want=$1 prep=$2 check=$3 tool=$4 n=0 ok=0 rc last=0 before ref f

@@ -24,6 +24,8 @@ typedef struct agg {
 	int64_t count, min, max, last_event_time, max_ingest_time, late_count;
 	int64_t nlast, ningest;  /* multiplicities of last_event_time, max_ingest_time */
 	cnt_i128 sum, late_sum;
+	int64_t sampled;         /* approx: on-time events read (bucket.h) */
+	cnt_i128 sum_var;        /* approx: variance estimate of sum, wrapping */
 	cnt_hll *sketch, *late_sketch;
 } agg;
 
@@ -508,6 +510,8 @@ static void merge_numbers(agg *g, const cnt_bucket *b)
 	latest_ingest(g, b->max_ingest_time, b->ingest_count);
 	g->late_count += b->late_count;
 	g->late_sum += b->late_sum;
+	g->sampled += b->sampled;
+	g->sum_var = (cnt_i128)((unsigned __int128)g->sum_var + (unsigned __int128)b->sum_var);
 }
 
 static int spill(cnt_accum *a, cnt_err *err);
@@ -838,6 +842,8 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 	b.late_sum = g->late_sum;
 	b.last_count = g->nlast;
 	b.ingest_count = g->ningest;
+	b.sampled = g->sampled;
+	b.sum_var = g->sum_var;
 	/* Every on-time event of the record retracted: a rebuild has no
 	 * on-time event, hence no last_event_time.  (In a spill run the time
 	 * is kept, so that spilling changes nothing.) */

@@ -6,7 +6,7 @@
  * dim, dim_value, bucket_start, bucket_end, shard, count, sum, sum_high, sum_overflow,
  * min, max, last_event_time, max_ingest_time, late_count, late_sum,
  * late_sum_high, late_sum_overflow, sketch, late_sketch, last_event_count,
- * max_ingest_count.  A 128-bit sum is
+ * max_ingest_count, sampled, sum_var, sum_var_high.  A 128-bit sum is
  * written as its low 64 bits (sum) and high 64 bits (sum_high); when it
  * fits a long, sum is the value itself and sum_overflow is false.
  */
@@ -75,6 +75,9 @@ int cnt_bucket_encode(const cnt_bucket *b, cnt_buf *out)
 	rc |= put_optbytes(out, b->late_sketch);
 	rc |= cnt_bin_write_long(out, b->last_count);
 	rc |= cnt_bin_write_long(out, b->ingest_count);
+	rc |= cnt_bin_write_long(out, b->sampled);
+	rc |= cnt_bin_write_long(out, (int64_t)(uint64_t)(unsigned __int128)b->sum_var);
+	rc |= cnt_bin_write_long(out, (int64_t)((unsigned __int128)b->sum_var >> 64));
 	return rc ? -1 : 0;
 }
 
@@ -184,7 +187,7 @@ static int get_optbytes(cnt_cur *c, cnt_slice *s)
 
 static int decode_fast(cnt_cur *c, cnt_bucket *b)
 {
-	int64_t v, shard;
+	int64_t v, shard, vlo, vhi;
 
 	if (get_str(c, &b->tenant_id) || get_str(c, &b->counter_id) ||
 	    cnt_bin_read_long(c, &v) || v < INT32_MIN || v > INT32_MAX)
@@ -201,8 +204,10 @@ static int decode_fast(cnt_cur *c, cnt_bucket *b)
 	    get_optlong(c, &b->has_last, &b->last_event_time) || cnt_bin_read_long(c, &b->max_ingest_time) ||
 	    cnt_bin_read_long(c, &b->late_count) || get_sum(c, &b->late_sum) ||
 	    get_optbytes(c, &b->sketch) || get_optbytes(c, &b->late_sketch) ||
-	    cnt_bin_read_long(c, &b->last_count) || cnt_bin_read_long(c, &b->ingest_count))
+	    cnt_bin_read_long(c, &b->last_count) || cnt_bin_read_long(c, &b->ingest_count) ||
+	    cnt_bin_read_long(c, &b->sampled) || cnt_bin_read_long(c, &vlo) || cnt_bin_read_long(c, &vhi))
 		return -1;
+	b->sum_var = (cnt_i128)(((unsigned __int128)(uint64_t)vhi << 64) | (uint64_t)vlo);
 	return 0;
 }
 
@@ -255,6 +260,8 @@ static void from_val(const cnt_val *r, cnt_bucket *b)
 	b->late_sketch = vslice(&f[20]);
 	b->last_count = f[21].u.i;
 	b->ingest_count = f[22].u.i;
+	b->sampled = f[23].u.i;
+	b->sum_var = (cnt_i128)(((unsigned __int128)(uint64_t)f[25].u.i << 64) | (uint64_t)f[24].u.i);
 }
 
 int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
@@ -346,8 +353,13 @@ int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out)
 	rc |= put_i128(out, b->late_sum);
 	rc |= put_estimate(out, "sketch_estimate", b->sketch);
 	rc |= put_estimate(out, "late_sketch_estimate", b->late_sketch);
-	rc |= cnt_buf_printf(out, ",\"last_event_count\":%lld,\"max_ingest_count\":%lld}",
+	rc |= cnt_buf_printf(out, ",\"last_event_count\":%lld,\"max_ingest_count\":%lld",
 		(long long)b->last_count, (long long)b->ingest_count);
+	if (b->sampled != 0 || b->sum_var != 0) {
+		rc |= cnt_buf_printf(out, ",\"sampled\":%lld,\"sum_var\":", (long long)b->sampled);
+		rc |= put_i128(out, b->sum_var);
+	}
+	rc |= cnt_buf_putc(out, '}');
 	return rc ? -1 : 0;
 }
 
@@ -387,7 +399,8 @@ int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double to
 	    a->has_max != b->has_max || (a->has_max && a->max != b->max) ||
 	    a->has_last != b->has_last || (a->has_last && a->last_event_time != b->last_event_time) ||
 	    a->max_ingest_time != b->max_ingest_time || a->late_count != b->late_count ||
-	    a->late_sum != b->late_sum || a->last_count != b->last_count || a->ingest_count != b->ingest_count)
+	    a->late_sum != b->late_sum || a->last_count != b->last_count || a->ingest_count != b->ingest_count ||
+	    a->sampled != b->sampled || a->sum_var != b->sum_var)
 		return 1;
 	d = sketch_differs(a->sketch, b->sketch, tolerance);
 	return d != 0 ? d : sketch_differs(a->late_sketch, b->late_sketch, tolerance);

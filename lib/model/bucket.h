@@ -52,6 +52,13 @@ typedef struct cnt_bucket {
 	 * compensations at that time (negative in a file of compensations
 	 * alone; 0 where the time is not known, see cnt_bucket_stale). */
 	int64_t last_count, ingest_count;
+	/* Approximate counters (cnt-definitions(5), type approx): the
+	 * on-time events actually read (count and sum are scaled by each
+	 * event's weight 2^L), and the Horvitz-Thompson variance estimate of
+	 * sum, the 128-bit wrapping sum of d*d*w*(w-1) (compensations
+	 * subtract theirs).  Both 0 for every other type. */
+	int64_t sampled;
+	cnt_i128 sum_var;
 } cnt_bucket;
 
 /* The dimension value of events whose attrs lack the dimension's key. */
