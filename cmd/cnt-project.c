@@ -10,6 +10,7 @@
 #include "correct/seal.h"
 #include "model/fingerprint.h"
 #include "view/board.h"
+#include "view/retain.h"
 #include "view/verified.h"
 
 static const char usage[] =
@@ -122,7 +123,8 @@ int main(int argc, char **argv)
 		if (audits)
 			cnt_die_usage("--verified builds a view: not with --publish, --freeze or --unfreeze");
 		cnt_cli_max_operands(argc, argv, optind, 0, "bucket files with --publish, --freeze or --unfreeze");
-		if (cnt_board_scope_op(views, board_id, scope, publish, freeze, &err) != 0)
+		if (cnt_board_scope_op(views, board_id, scope, publish, freeze, have_now ? now : cnt_retain_clock(),
+			&err) != 0)
 			cnt_die_err(&err);
 		return cnt_cli_finish();
 	}
@@ -165,14 +167,16 @@ int main(int argc, char **argv)
 		if (cnt_board_write_scope(&bb, i, views, no_publish, &w, &err) != 0)
 			cnt_die_err(&err);
 		if (co.verbose)
-			cnt_cli_note("%s/%s: version %d, %llu members, %s", board_id, w.scope, w.version,
+			cnt_cli_note("%s/%s: version %d, %llu members, %s%s", board_id, w.scope, w.version,
 				(unsigned long long)w.members, w.published ? "published" :
-				w.frozen ? "not published (scope frozen)" : "not published");
+				w.frozen ? "not published (scope frozen)" : "not published",
+				w.retired ? ", older versions retired" : "");
 		cnt_stats_object(&st, NULL);
 		cnt_stats_str(&st, "scope", w.scope, -1);
 		cnt_stats_i64(&st, "version", w.version);
 		cnt_stats_u64(&st, "members", w.members);
 		cnt_stats_bool(&st, "published", w.published);
+		cnt_stats_u64(&st, "retired", w.retired);
 		cnt_stats_close(&st);
 	}
 	if (co.stats_path)

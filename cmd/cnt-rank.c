@@ -11,12 +11,14 @@
 #include "cli/cli.h"
 #include "base/outfile.h"
 #include "view/guard.h"
+#include "view/pin.h"
 #include "view/rank.h"
 #include "view/verified.h"
 #include "view/view.h"
 
 static const char usage[] =
-	"usage: cnt-rank -w views -b board [--scope key] [--view-version n] [--now time]\n"
+	"usage: cnt-rank -w views -b board [--scope key] [--view-version n | --pin token]\n"
+	"                [--if-newer version|token] [--offset k] [--now time]\n"
 	"                [--overlay events] [--directory file] [-F json|table]\n"
 	"                [--verified] [--guard file] [--tenant id]\n"
 	"                [--stats file] [-v] [--progress | --no-progress] question\n"
@@ -34,6 +36,11 @@ static const char help[] =
 	"  -b, --board ID          the leaderboard\n"
 	"      --scope KEY         the scope (default global)\n"
 	"      --view-version N    answer from version N instead of the published one\n"
+	"      --pin TOKEN         answer from the version an earlier answer's token names\n"
+	"                          (status 7 when it is no longer retained)\n"
+	"      --if-newer N|TOKEN  answer only if the published version is not N (nor\n"
+	"                          the token's); else status 6 and nothing printed\n"
+	"      --offset K          top: skip the first K positions (paging)\n"
 	"      --now TIME          the time staleness is judged at (default: clock)\n"
 	"      --overlay FILE      the asking member's events since the view was built\n"
 	"                          (a log segment): those the view has not absorbed are\n"
@@ -57,7 +64,7 @@ static const char help[] =
 	"See cnt-rank(1) and cnt-view(5).\n";
 
 enum { OPT_SCOPE = CNT_OPT_TOOL_BASE, OPT_VIEW_VERSION, OPT_NOW, OPT_OVERLAY, OPT_DIRECTORY, OPT_VERIFIED,
-	OPT_GUARD };
+	OPT_GUARD, OPT_PIN, OPT_IF_NEWER, OPT_OFFSET };
 
 int main(int argc, char **argv)
 {
@@ -73,20 +80,25 @@ int main(int argc, char **argv)
 		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		{"verified", no_argument, NULL, OPT_VERIFIED},
 		{"guard", required_argument, NULL, OPT_GUARD},
+		{"pin", required_argument, NULL, OPT_PIN},
+		{"if-newer", required_argument, NULL, OPT_IF_NEWER},
+		{"offset", required_argument, NULL, OPT_OFFSET},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *who = NULL, *views = NULL, *board = NULL, *scope = "global", *dir_path = NULL;
-	const char *guard_path = NULL;
-	int version = 0, table = 0, have_now = 0, verified = 0, c;
+	const char *guard_path = NULL, *pin_arg = NULL, *newer_arg = NULL;
+	int version = 0, table = 0, have_now = 0, verified = 0, newer = 0, newer_tok = 0, c;
+	uint64_t offset = 0;
+	cnt_pin_token pin, ntok;
 	cnt_guard *guard = NULL;
 	cnt_rank_source src = {.overlay_fd = -1};
 	cnt_rank_question q;
 	cnt_rank_answer a;
 	cnt_rank_dir *members = NULL;
 	cnt_view v;
-	cnt_buf out = CNT_BUF_INIT, gbuf = CNT_BUF_INIT;
+	cnt_buf out = CNT_BUF_INIT, gbuf = CNT_BUF_INIT, token = CNT_BUF_INIT;
 	cnt_out gout;
 	cnt_err err;
 	char vdir[4200];
@@ -104,6 +116,9 @@ int main(int argc, char **argv)
 		case CNT_OPT_TENANT: who = optarg; break;
 		case OPT_VERIFIED: verified = 1; break;
 		case OPT_GUARD: guard_path = optarg; break;
+		case OPT_PIN: pin_arg = optarg; break;
+		case OPT_IF_NEWER: newer_arg = optarg; break;
+		case OPT_OFFSET: offset = cnt_cli_uint("--offset", optarg, 0, CNT_RANK_TOP_MAX); break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)
 				cnt_die_usage("--output-format: '%s' is not json or table", optarg);
@@ -116,6 +131,17 @@ int main(int argc, char **argv)
 		cnt_die_usage("-w views and -b board are required");
 	if (cnt_rank_parse_question(argc - optind, argv + optind, &q, &err) != 0)
 		cnt_die_usage("%s", err.msg);
+	if (offset && q.kind != CNT_RANK_Q_TOP)
+		cnt_die_usage("--offset pages the top question");
+	q.offset = offset;
+	if ((pin_arg && version) || (newer_arg && (pin_arg || version)))
+		cnt_die_usage("--if-newer asks about the published version, --pin and --view-version name one: "
+			"one of the three");
+	if (pin_arg && (cnt_pin_parse(pin_arg, &pin, &err) != 0 || cnt_pin_check(&pin, board, scope, verified, &err) != 0))
+		cnt_die_usage("--pin: %s", err.msg);
+	if (newer_arg && (cnt_pin_parse_if_newer(newer_arg, &newer, &ntok, &newer_tok, &err) != 0 ||
+		(newer_tok && cnt_pin_check(&ntok, board, scope, verified, &err) != 0)))
+		cnt_die_usage("%s", err.msg);
 	if (verified && src.overlay_name)
 		cnt_die_usage("--overlay adds to the fast count: not with --verified");
 	if (guard_path && (q.kind != CNT_RANK_Q_VALUE || src.overlay_name))
@@ -126,10 +152,17 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		src.now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 	}
-	if ((verified ? cnt_verified_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err) :
-		cnt_viewdir_open(&v, views, board, scope, &version, vdir, sizeof(vdir), &src.frozen, &err)) != 0)
+	if (cnt_pin_open(&v, views, board, scope, verified, pin_arg ? &pin : NULL, &version, vdir, sizeof(vdir),
+		&src.frozen, &err) != 0)
 		cnt_die_err(&err);
 	cnt_cli_tenant_guard_id(who = cnt_cli_tenant(who), v.desc.tenant_id, vdir, "cnt.view");
+	if (newer_arg && cnt_pin_not_modified(&v, newer, newer_tok ? &ntok : NULL)) {
+		if (co.verbose)
+			cnt_cli_note("%s: version %d is still the published one: not modified", vdir, version);
+		cnt_view_close(&v);
+		cnt_cli_finish();
+		return CNT_EXIT_NOT_MODIFIED;
+	}
 	if (!verified && v.desc.verified)
 		cnt_die("%s: a verified view where the fast view belongs", vdir);
 	if (guard_path && (guard = cnt_guard_load(guard_path, &err)) == NULL)
@@ -145,6 +178,8 @@ int main(int argc, char **argv)
 		cnt_cli_tenant_guard(who, src.overlay_fd = cnt_cli_open_in(src.overlay_name), src.overlay_name);
 	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0 || (guard && cnt_guard_answer(guard, &a, &err) != 0))
 		cnt_die_err(&err);
+	cnt_oom(cnt_pin_of_view(&v, &token) || cnt_buf_putc(&token, 0));
+	a.token = (const char *)token.p;
 	if ((table ? cnt_rank_format_table(&a, &out) : cnt_rank_format_json(&a, &out)) != 0 ||
 	    (guard && cnt_guard_write(guard, &gbuf) != 0))
 		cnt_die_nomem();
@@ -184,5 +219,6 @@ int main(int argc, char **argv)
 	cnt_view_close(&v);
 	cnt_buf_release(&out);
 	cnt_buf_release(&gbuf);
+	cnt_buf_release(&token);
 	return cnt_cli_finish();
 }

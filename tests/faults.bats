@@ -417,7 +417,8 @@ usage_error() {
 @test "cnt-rank: options may follow the question (GNU permutation); -- ends the options" {
 	run -0 cnt-rank top 3 --views "$F/views" --board "$BOARD" --now "$NOW" --output-format table
 	[[ ${lines[0]} == "board $BOARD "* ]]
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ ${lines[4]} == "token cnt1:$BOARD:global:1:"* ]]
 	run -0 cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" -- top 3
 	[ "$(echo "$output" | jq '.entries | length')" -eq 3 ]
 }
@@ -727,6 +728,39 @@ guard_kept() { [ "${FILES[*]}" = "G" ] && cmp -s "$O/G" "$T/G0"; }
 		--overlay "$F/archive.avro" --directory "$F/members.jsonl" around m-1042 2
 	sweep 0 no_prep nothing_left cnt-rank --views "$F/views" --board "$BOARD" --now "$NOW" \
 		--output-format table top 10
+	check_problems
+}
+
+# retention: a failed build leaves whole versions, current and the record;
+# version 1 is gone only when its retirement is recorded
+retain_prep() { cp -a "$T/rviews" "$O/views"; }
+retain_whole() {
+	local f
+	for f in "${FILES[@]}"; do
+		case $f in
+		views/*/*/v[0-9][0-9][0-9][0-9][0-9][0-9]/*)
+			[ -f "$O/${f%/*}/view.avro" ] && [ -f "$O/${f%/*}/index.bin" ] || return 1 ;;
+		views/*/*/current | views/*/*/retention) ;;
+		*) return 1 ;;
+		esac
+	done
+	[ -d "$O/views/$BOARD/global/v000001" ] || grep -qx 'retired 1 [0-9]*' "$O/views/$BOARD/global/retention"
+}
+
+@test "allocation failure: cnt-project retiring a version, cnt-rank --pin and --if-newer fail cleanly at every allocation" {
+	for d in 2026-11-30 2026-12-01; do
+		cnt-project --definitions "$DEFS" --board "$BOARD" --views "$T/rviews" --now ${d}T09:00:00Z "$F/buckets.avro"
+	done
+	tok1=$(cnt-rank --views "$T/rviews" --board "$BOARD" --view-version 1 top 1 | jq -r .token)
+	tok2=$(cnt-rank --views "$T/rviews" --board "$BOARD" top 1 | jq -r .token)
+	sweep 0 retain_prep retain_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
+		--now 2026-12-02T09:00:00Z --stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-rank --views "$T/rviews" --board "$BOARD" --now "$NOW" --pin "$tok1" \
+		--offset 1 --output-format table top 2
+	sweep 6 no_prep nothing_left cnt-rank --views "$T/rviews" --board "$BOARD" --if-newer "$tok2" rank m-1042
+	cp -a "$T/rviews" "$T/rv3"
+	cnt-project --definitions "$DEFS" --board "$BOARD" --views "$T/rv3" --now 2026-12-02T09:00:00Z "$F/buckets.avro"
+	sweep 7 no_prep nothing_left cnt-rank --views "$T/rv3" --board "$BOARD" --pin "$tok1" top 2
 	check_problems
 }
 

@@ -289,7 +289,7 @@ EOF
 	cmp v3/rk_comp/global/v000001/index.bin v4/rk_comp/global/v000001/index.bin
 }
 
-@test "versions, publishing, --no-publish, rollback with --publish N; old versions are kept" {
+@test "versions, publishing, --no-publish, rollback with --publish N; old versions are kept (within the retention period)" {
 	cnt-project -d "$DEFS" -b rk_comp -w v --now "$INGEST_NOW" "$F/rank.avro"
 	[ "$(readlink v/rk_comp/global/current)" = v000001 ]
 	cnt-project -d "$DEFS" -b rk_comp -w v --now "$INGEST_NOW" "$F/rank.avro"
@@ -306,7 +306,7 @@ EOF
 	# and forward to the unpublished 3
 	cnt-project -w v -b rk_comp --scope global --publish 3
 	cnt-rank -w v -b rk_comp top 1 | one '.version == 3'
-	ls v/rk_comp/global | paste -sd' ' - | grep -qx 'current v000001 v000002 v000003'
+	ls v/rk_comp/global | paste -sd' ' - | grep -qx 'current retention v000001 v000002 v000003'
 	# no temporary links or directories are left behind
 	[ -z "$(find v -name '.*')" ]
 	run -2 cnt-project -w v -b rk_comp --publish 9
@@ -329,7 +329,7 @@ EOF
 	cnt-rank -w v -b rk_comp top 1 | one '.frozen == true and .version == 1'
 	run -0 cnt-project -d "$DEFS" -b rk_comp -w v --now "$INGEST_NOW" -v --stats st.json "$F/rank.avro"
 	[[ $output == *"rk_comp/global: version 2, 5 members, not published (scope frozen)"* ]]
-	one '.scopes == [{"scope": "global", "version": 2, "members": 5, "published": false}]' st.json
+	one '.scopes == [{"scope": "global", "version": 2, "members": 5, "published": false, "retired": 0}]' st.json
 	[ "$(readlink v/rk_comp/global/current)" = v000001 ]
 	[ -f v/rk_comp/global/v000002/index.bin ]
 	# an operator may still move the pointer by hand while frozen

@@ -237,9 +237,10 @@ rank() {
 	cnt-rank -w W -b cap3 --now "$NOW" -F table top 1 | head -n 1 | grep -q FROZEN
 }
 
-@test "-F table: a header line and one line per member" {
+@test "-F table: a header line, one line per member, and the token" {
 	run -0 rank -b cap3 -F table --directory "$VDATA/directory.jsonl" top 3
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 5 ]
+	[[ ${lines[4]} =~ ^token\ cnt1:cap3:global:1:[0-9a-f]{16}$ ]]
 	[[ ${lines[0]} == "board cap3  scope global  version 1  as of 2026-03-01T12:00:00.000Z  fast count" ]]
 	[[ ${lines[1]} =~ ^\ +1\ +Ada\ +100$ ]]
 	run -0 rank -b cap3 -F table rank p4
@@ -318,7 +319,7 @@ rank() {
 	[[ ${lines[0]} == *"unrecognized option '--bogus'"* ]]
 	# options after the question (GNU order) apply
 	run -0 cnt-rank top 3 -F table -w "$V" --now "$NOW" -b cap3
-	[ "${#lines[@]}" -eq 4 ]
+	[ "${#lines[@]}" -eq 5 ]
 	[[ ${lines[0]} == "board cap3  scope global"* ]]
 	# -- ends the options: a member whose name starts with '-'
 	rank -b cap3 -- value -p9 | one '.member_ref == "-p9" and .found == false'

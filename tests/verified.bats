@@ -99,6 +99,24 @@ serve() {
 	echo "$output" | jq -e '.value == 8 and .version == 2'
 }
 
+@test "a verified view is pinned by its own token (cnt1v) and answers conditional reads" {
+	project --verified "$F/audits.jsonl" "$F/fast10.avro"
+	tok=$(rank --verified value v1 | jq -r 'select(.value == 8) | .token')
+	[[ $tok =~ ^cnt1v:plat-views:global:1:[0-9a-f]{16}$ ]]
+	run -6 rank --verified --if-newer "$tok" value v1
+	[ -z "$output" ]
+	project --verified "$F/audits.jsonl" "$F/after.avro"
+	rank --verified value v1 | jq -e '.version == 2 and .value == 5'
+	rank --verified --pin "$tok" value v1 | jq -e '.version == 1 and .value == 8 and .verified == true'
+	rank --verified --if-newer "$tok" value v1 | jq -e '.version == 2'
+	# the verified token is not the fast count's, and the reverse
+	project "$F/after.avro"
+	ftok=$(rank top 1 | jq -r .token)
+	run -2 rank --pin "$tok" top 1
+	[ "${lines[0]}" = "cnt-rank: --pin: the token pins the verified count: add --verified" ]
+	run -2 rank --verified --if-newer "$ftok" top 1
+}
+
 @test "a newer audit moves the watermark: the verified count covers more of the archive" {
 	cp "$F/audits.jsonl" a.jsonl
 	"$PY" "$VD/audit.py" a.jsonl plat views $((W1 + 2 * 3600000))

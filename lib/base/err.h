@@ -22,8 +22,11 @@ enum {
 	CNT_EXIT_TROUBLE = 2, /* usage error, or bad data that stops the tool */
 	CNT_EXIT_IO = 3,      /* an output could not be written (disk full, ...) */
 	CNT_EXIT_NOMEM = 4,   /* out of memory */
-	CNT_EXIT_REFUSED = 5  /* refused: not the asking tenant's data (cnt(7),
+	CNT_EXIT_REFUSED = 5, /* refused: not the asking tenant's data (cnt(7),
 	                       * "TENANT SEPARATION") */
+	CNT_EXIT_NOT_MODIFIED = 6, /* cnt-rank --if-newer: nothing published
+	                       * since the client's version; no body */
+	CNT_EXIT_RETIRED = 7  /* a pinned view version is no longer retained */
 };
 
 /* What kind of failure an error is: it decides the exit status. */
@@ -32,7 +35,8 @@ typedef enum cnt_err_kind {
 	CNT_ERR_IO,           /* an output could not be written: exit 3 */
 	CNT_ERR_NOMEM,        /* an allocation failed: exit 4 */
 	CNT_ERR_PIPE,         /* the reader of an output went away (EPIPE) */
-	CNT_ERR_REFUSED       /* another tenant's data, refused: exit 5 */
+	CNT_ERR_REFUSED,      /* another tenant's data, refused: exit 5 */
+	CNT_ERR_RETIRED       /* a pinned view version was retired: exit 7 */
 } cnt_err_kind;
 
 typedef struct cnt_err {

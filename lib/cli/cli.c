@@ -209,6 +209,9 @@ void cnt_die_err(const cnt_err *err)
 	case CNT_ERR_REFUSED:
 		message("%s", err->msg);
 		die_status(CNT_EXIT_REFUSED);
+	case CNT_ERR_RETIRED:
+		message("%s", err->msg);
+		die_status(CNT_EXIT_RETIRED);
 	case CNT_ERR_DATA:
 	default:
 		message("%s", err->msg);

@@ -33,7 +33,8 @@
  *                        window, from, to, week_start, scope_kind,
  *                        scope_attr, order, tie_break, rank_numbering,
  *                        materialised_cap, freshness_budget_s,
- *                        histogram: {scale, buckets, width}} ... ],
+ *                        histogram: {scale, buckets, width},
+ *                        retain_versions_s, retain_versions_min} ... ],
  *     "seasons":      [ {season_id, board_id, opens_at, closes_at,
  *                        timezone, state} ... ]
  *   }
@@ -1320,7 +1321,8 @@ static int parse_boards(const pctx *c, cnt_defs *d, json_t *arr)
 	static const char *const keys[] = {
 		"board_id", "tenant_id", "counter_id", "counter_version", "window", "from", "to",
 		"week_start", "scope_kind", "scope_attr", "order", "tie_break", "rank_numbering",
-		"materialised_cap", "freshness_budget_s", "histogram", NULL};
+		"materialised_cap", "freshness_budget_s", "histogram", "retain_versions_s",
+		"retain_versions_min", NULL};
 	size_t i;
 
 	for (i = 0; i < d->nboards; i++) {
@@ -1349,6 +1351,8 @@ static int parse_boards(const pctx *c, cnt_defs *d, json_t *arr)
 		    get_enum(c, o, p, "rank_numbering", rank_names, CNT_RANK_COMPETITION, &rank) ||
 		    get_int(c, o, p, "materialised_cap", 0, 1, 1000000000, 10000, &b->materialised_cap) ||
 		    get_int(c, o, p, "freshness_budget_s", 0, 0, 7 * DAY_S, 60, &b->freshness_budget_s) ||
+		    get_int(c, o, p, "retain_versions_s", 0, 0, 400 * DAY_S, DAY_S, &b->retain_versions_s) ||
+		    get_int(c, o, p, "retain_versions_min", 0, 0, 1000, 1, &b->retain_versions_min) ||
 		    parse_histogram(c, o, p, b))
 			return -1;
 		b->window = (cnt_window_kind)win;

@@ -230,6 +230,12 @@ typedef struct cnt_leaderboard {
 	cnt_hist_scale hist_scale;
 	int hist_buckets;           /* 1..65536 */
 	int64_t hist_width;         /* linear only; 0 = chosen from the data */
+	/* View retention (view/retain.h): a superseded version stays readable
+	 * retain_versions_s seconds after it was superseded, and the
+	 * retain_versions_min most recently superseded stay whatever their
+	 * age.  Operational, not part of the board's fingerprint. */
+	int64_t retain_versions_s;  /* 0..400 days; default 86400 */
+	int64_t retain_versions_min; /* 0..1000; default 1 */
 } cnt_leaderboard;
 
 typedef enum { CNT_SEASON_OPEN, CNT_SEASON_CLOSING, CNT_SEASON_CLOSED } cnt_season_state;

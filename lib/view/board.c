@@ -16,6 +16,7 @@
 #include "model/event.h"
 #include "model/fingerprint.h"
 #include "view/lines.h"
+#include "view/retain.h"
 #include "view/view.h"
 
 static int64_t round_up_to_bucket(const cnt_tz *tz, int64_t t)
@@ -336,15 +337,27 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 	out->members = vb.n;
 	out->frozen = cnt_viewdir_frozen(dir);
 	if (!no_publish && !out->frozen) {
-		if (cnt_viewdir_publish(dir, version, err) != 0)
+		cnt_retain_policy rp = {b->retain_versions_s, b->retain_versions_min, b->window == CNT_WIN_SEASON};
+		cnt_retain_log lg;
+		int old;
+
+		/* a damaged record stops the build before anything is published */
+		if (cnt_retain_load(dir, &lg, err) != 0)
+			return -1;
+		cnt_retain_log_release(&lg);
+		if (cnt_viewdir_current(dir, &old, err) != 0 || cnt_viewdir_publish(dir, version, err) != 0)
 			return -1;
 		out->published = 1;
+		/* view/retain.h: the version it replaced is superseded now, and
+		 * versions superseded long enough ago are retired */
+		if (cnt_retain_publish(dir, old, version, bb->now, &rp, &out->retired, err) != 0)
+			return -1;
 	}
 	return 0;
 }
 
 int cnt_board_scope_op(const char *views, const char *board, const char *scope, int publish, int freeze,
-	cnt_err *err)
+	int64_t now, cnt_err *err)
 {
 	char **dirs = NULL, one[4096];
 	size_t n = 0;
@@ -364,14 +377,27 @@ int cnt_board_scope_op(const char *views, const char *board, const char *scope, 
 
 		snprintf(check, sizeof(check), "%s/v%06d/index.bin", scope ? one : dirs[i], publish);
 		if (stat(check, &sb) != 0) {
-			cnt_err_set(err, "no scope was switched: '%s' has no version %d to publish", scope ? one : dirs[i], publish);
+			int gone = cnt_retain_check_gone(scope ? one : dirs[i], board,
+				scope ? scope : strrchr(dirs[i], '/') + 1, publish, err);
+
+			if (gone > 0) {
+				err->kind = CNT_ERR_DATA;   /* a usage error here, not a reader's status 7 */
+				cnt_err_prefix(err, "no scope was switched: '%s' cannot be published again (rebuild "
+					"the view from the log)", scope ? one : dirs[i]);
+			} else if (gone == 0) {
+				cnt_err_set(err, "no scope was switched: '%s' has no version %d to publish",
+					scope ? one : dirs[i], publish);
+			}
 			goto out;
 		}
 	}
 	for (size_t i = 0; i < (scope ? 1 : n); i++) {
 		const char *dir = scope ? one : dirs[i];
+		int old;
 
-		if (publish > 0 && cnt_viewdir_publish(dir, publish, err) != 0)
+		if (publish > 0 && (cnt_viewdir_current(dir, &old, err) != 0 ||
+			cnt_viewdir_publish(dir, publish, err) != 0 ||
+			cnt_retain_publish(dir, old, publish, now, NULL, NULL, err) != 0))
 			goto out;
 		if (freeze && cnt_viewdir_freeze(dir, freeze > 0, err) != 0)
 			goto out;

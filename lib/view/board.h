@@ -82,6 +82,7 @@ typedef struct cnt_board_written {
 	uint64_t members;
 	int published;
 	int frozen;                  /* not published because the scope is frozen */
+	size_t retired;              /* older versions retired (view/retain.h) */
 } cnt_board_written;
 
 /* After cnt_proj_finish(): writes the next version of scope i's view into
@@ -94,8 +95,12 @@ int cnt_board_write_scope(cnt_board_build *bb, size_t i, const char *views, int 
 /* The pointer operations: publish version (when > 0) and freeze (1),
  * unfreeze (-1) or neither (0), in scope, or in every scope of the board
  * when scope is NULL.  A board-wide publish first checks that every scope
- * has the version, so that a failed rollback switches none.  0 or -1. */
+ * has the version, so that a failed rollback switches none; a version
+ * that was retired is refused with the instant it was.  A publish records
+ * the version it replaced as superseded at now (view/retain.h) but
+ * retires nothing: without definitions it has no policy; the next build
+ * applies it.  0 or -1. */
 int cnt_board_scope_op(const char *views, const char *board, const char *scope, int publish, int freeze,
-	cnt_err *err);
+	int64_t now, cnt_err *err);
 
 #endif

@@ -596,12 +596,14 @@ int cnt_rank_answer_question(const cnt_rank_source *src, const cnt_rank_question
 	a->stale = cnt_viewdesc_stale(&v->desc, src->now);
 	switch (q->kind) {
 	case CNT_RANK_Q_TOP:
-		a->top = q->count < v->head ? q->count : v->head;
+		/* positions offset + 1 .. offset + N of the head (paging) */
+		a->offset = q->offset;
+		a->top = q->offset >= v->head ? 0 : q->count < v->head - q->offset ? q->count : v->head - q->offset;
 		a->items = calloc(a->top + 1, sizeof(*a->items));
 		if (a->items == NULL)
 			return cnt_err_oom(err, "listing %llu members", (unsigned long long)a->top);
 		for (uint64_t i = 0; i < a->top; i++)
-			if (add_item(src, i, a, err) != 0)
+			if (add_item(src, q->offset + i, a, err) != 0)
 				return -1;
 		return 0;
 	case CNT_RANK_Q_VERIFY:
@@ -659,6 +661,8 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 	rc = cnt_buf_append(out, "{\"board\":", 9) ||
 		cnt_json_string(out, (const uint8_t *)d->board, strlen(d->board), 0) ||
 		json_str(out, "scope", d->scope, strlen(d->scope)) || cnt_buf_printf(out, ",\"version\":%d", d->version);
+	if (a->token)
+		rc = rc || json_str(out, "token", a->token, strlen(a->token));
 	if (d->has_as_of) {
 		cnt_time_format_rfc3339(d->as_of, t);
 		rc = rc || cnt_buf_printf(out, ",\"as_of\":\"%s\",\"as_of_ms\":%" PRId64, t, d->as_of);
@@ -671,7 +675,8 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 		rc = rc || json_str(out, "audit_id", d->audit_id, strlen(d->audit_id));
 	switch (a->kind) {
 	case CNT_RANK_Q_TOP:
-		rc = rc || cnt_buf_printf(out, ",\"top\":%" PRIu64 ",\"members\":%" PRIu64, a->top, a->view->n) ||
+		rc = rc || cnt_buf_printf(out, ",\"top\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"members\":%" PRIu64,
+			a->top, a->offset, a->view->n) ||
 			items_json(out, "entries", a);
 		break;
 	case CNT_RANK_Q_VERIFY:
@@ -753,5 +758,7 @@ int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out)
 		rc = cnt_buf_printf(out, "%8s  ", rk) || cnt_buf_append(out, name, n) ||
 			cnt_buf_printf(out, "%*s %20" PRId64 "\n", n < 24 ? (int)(24 - n) : 0, "", it->value);
 	}
+	if (a->token)
+		rc = rc || cnt_buf_printf(out, "token %s\n", a->token);
 	return rc ? -1 : 0;
 }

@@ -58,6 +58,7 @@ typedef struct cnt_rank_question {
 	cnt_rank_qkind kind;
 	const char *member;       /* rank, around, value: borrowed from argv */
 	uint64_t count;           /* top: N; around: k */
+	uint64_t offset;          /* top: positions skipped (paging), 0 by default */
 } cnt_rank_question;
 
 /* Parses a question from the operands left after the options: argv[0] is
@@ -110,8 +111,10 @@ typedef struct cnt_rank_answer {
 	cnt_rank_qkind kind;
 	const cnt_view *view;
 	int stale, frozen;
+	const char *token;           /* the session token (view/pin.h), or NULL */
 	/* top */
-	uint64_t top;                /* entries given: min(N, head) */
+	uint64_t top;                /* entries given: min(N, head - offset) */
+	uint64_t offset;             /* positions skipped before them */
 	/* rank, around, value */
 	const char *member;
 	int overlaid;                /* 1: overlay read, 2: not supported (unique) */

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void ask(const cnt_view *v, cnt_rank_qkind kind, const char *member, uint64_t count)
 {
 	cnt_rank_source src = {.view = v, .overlay_fd = -1, .now = 1772366400000};
-	cnt_rank_question q = {kind, member, count};
+	cnt_rank_question q = {kind, member, count, kind == CNT_RANK_Q_TOP ? count % 5 : 0};   /* some pages */
 	cnt_rank_answer a;
 	cnt_buf b = CNT_BUF_INIT;
 	cnt_err err = {"", CNT_ERR_DATA};

@@ -263,12 +263,12 @@ static void test_write_and_publish(void)
 	CHECK_EQ_INT(cnt_viewdir_path(sdir, sizeof(sdir), views, "coh", "us"), 0);
 	snprintf(vdir, sizeof(vdir), "rm -r '%s/v000002'", sdir);
 	CHECK_EQ_INT(system(vdir), 0);
-	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", NULL, 2, 0, &err), -1);
+	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", NULL, 2, 0, now, &err), -1);
 	CHECK(strstr(err.msg, "no scope was switched: ") == err.msg && strstr(err.msg, "has no version 2 to publish") != NULL);
 	CHECK_EQ_INT(cnt_viewdir_current(sdir, &version, &err), 0);
 	CHECK_EQ_INT(version, 1);
 	/* one scope: publish 2, freeze; a frozen scope's new version is not published */
-	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", "eu", 2, 1, &err), 0);
+	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", "eu", 2, 1, now, &err), 0);
 	CHECK_EQ_INT(cnt_viewdir_path(sdir, sizeof(sdir), views, "coh", "eu"), 0);
 	CHECK_EQ_INT(cnt_viewdir_current(sdir, &version, &err), 0);
 	CHECK_EQ_INT(version, 2);
@@ -281,9 +281,9 @@ static void test_write_and_publish(void)
 		CHECK_EQ_INT(w.published, strcmp(w.scope, "eu") != 0);
 	}
 	cnt_board_end(&bb);
-	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", NULL, 0, -1, &err), 0);
+	CHECK_EQ_INT(cnt_board_scope_op(views, "coh", NULL, 0, -1, now, &err), 0);
 	CHECK(!cnt_viewdir_frozen(sdir));
-	CHECK_EQ_INT(cnt_board_scope_op(views, "nope", NULL, 0, 1, &err), -1);
+	CHECK_EQ_INT(cnt_board_scope_op(views, "nope", NULL, 0, 1, now, &err), -1);
 	CHECK(strstr(err.msg, "no views of board 'nope'") != NULL);
 }
 

@@ -235,6 +235,9 @@ typedef struct ans {
 
 /* Asks line of cap3 at now, with the directory file dir (or NULL) and the
  * overlay file ov (or NULL). */
+static uint64_t ask_offset;          /* --offset for the next questions */
+static const char *ask_token;        /* the token the answers carry */
+
 static ans ask(const char *line, int64_t now, const char *dir, const char *ov)
 {
 	static ans a;
@@ -251,6 +254,7 @@ static ans ask(const char *line, int64_t now, const char *dir, const char *ov)
 	if (parses(line, &q, &a.err) != 0 || fx_open_cap3(&v, &img, &a.err) != 0)
 		return a;
 	src.view = &v;
+	q.offset = ask_offset;
 	if (dir && (d = cnt_rank_dir_load(dir, &a.err)) == NULL)
 		goto out;
 	src.members = d;
@@ -260,6 +264,7 @@ static ans ask(const char *line, int64_t now, const char *dir, const char *ov)
 	}
 	a.rc = cnt_rank_answer_question(&src, &q, &r, &a.err);
 	if (a.rc == 0) {
+		r.token = ask_token;
 		CHECK_EQ_INT(cnt_rank_format_json(&r, &b), 0);
 		snprintf(a.json, sizeof(a.json), "%.*s", (int)b.len, (const char *)b.p);
 		b.len = 0;
@@ -289,13 +294,35 @@ static void test_answers(void)
 	char dir[300];
 
 	a = ask("top 2", NOW, NULL, NULL);
-	CHECK_EQ_STR(a.json, HEAD ",\"top\":2,\"members\":7,\"entries\":[{\"member_ref\":\"p1\",\"rank\":1,\"value\":100,"
+	CHECK_EQ_STR(a.json, HEAD ",\"top\":2,\"offset\":0,\"members\":7,\"entries\":[{\"member_ref\":\"p1\",\"rank\":1,\"value\":100,"
 		"\"last_event_time\":1772359200000},{\"member_ref\":\"p2\",\"rank\":2,\"value\":90,\"last_event_time\":1772359200000}]}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\n"
 		"       1  p1                                        100\n"
 		"       2  p2                                         90\n");
 	a = ask("top 50", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"top\":3,") != NULL);
+	/* pages of the head (cap 3): positions offset + 1 .. */
+	ask_offset = 1;
+	a = ask("top 2", NOW, NULL, NULL);
+	CHECK(strstr(a.json, "\"top\":2,\"offset\":1,\"members\":7,\"entries\":[{\"member_ref\":\"p2\",\"rank\":2") != NULL);
+	CHECK(strstr(a.json, "{\"member_ref\":\"p3\",\"rank\":3") != NULL);
+	ask_offset = 2;
+	a = ask("top 5", NOW, NULL, NULL);
+	CHECK(strstr(a.json, "\"top\":1,\"offset\":2,") != NULL && strstr(a.json, "p2") == NULL);
+	ask_offset = 3;
+	a = ask("top 5", NOW, NULL, NULL);
+	CHECK(strstr(a.json, "\"top\":0,\"offset\":3,\"members\":7,\"entries\":[]}") != NULL);
+	ask_offset = UINT64_MAX;   /* no overflow */
+	a = ask("top 5", NOW, NULL, NULL);
+	CHECK(strstr(a.json, "\"top\":0,") != NULL);
+	ask_offset = 0;
+	/* the token: after the version in JSON, the last line of the table */
+	ask_token = "cnt1:b:global:1:00000000000000ff";
+	a = ask("rank p3", NOW, NULL, NULL);
+	CHECK(strncmp(a.json, "{\"board\":\"b\",\"scope\":\"global\",\"version\":1,\"token\":\"cnt1:b:global:1:00000000000000ff\","
+		"\"as_of\"", 92) == 0);
+	CHECK(strstr(a.table, "\ntoken cnt1:b:global:1:00000000000000ff\n") != NULL);
+	ask_token = NULL;
 	a = ask("rank p3", NOW, NULL, NULL);
 	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p3\",\"found\":true,\"value\":80,\"kind\":\"exact\",\"rank\":3}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\np3: value 80, rank 3\n");
