@@ -1614,6 +1614,8 @@ const cnt_season *cnt_defs_season_at(const cnt_defs *d, size_t i)
 
 const char *cnt_defs_ctype_name(cnt_counter_type t)
 {
+	if (t == CNT_CTYPE_APPROX)
+		return "approx";
 	return (unsigned)t < 4 ? ctype_names[t] : "?";
 }
 

@@ -26,7 +26,8 @@ typedef enum {
 	CNT_CTYPE_EXACT,  /* signed 64-bit sum of deltas */
 	CNT_CTYPE_UNIQUE, /* distinct items (HyperLogLog++) */
 	CNT_CTYPE_MIN,    /* smallest delta seen */
-	CNT_CTYPE_MAX     /* largest delta seen */
+	CNT_CTYPE_MAX,    /* largest delta seen */
+	CNT_CTYPE_APPROX  /* sampled, scaled sum of deltas (an estimate) */
 } cnt_counter_type;
 
 enum {
