@@ -77,3 +77,12 @@ double cnt_estimate_unique_rel(int p)
 		p = CNT_ESTIMATE_P_MAX;
 	return CNT_ESTIMATE_Z * CNT_ESTIMATE_HLL_RSE / sqrt((double)((uint64_t)1 << p));
 }
+
+int cnt_estimate_sketch_precision(const uint8_t *p, size_t n)
+{
+	/* part 2: hll.h exposes the precision (CNT_HLL_HEADER: version,
+	 * encoding, precision). */
+	if (n < 3 || p[2] < CNT_ESTIMATE_P_MIN || p[2] > CNT_ESTIMATE_P_MAX)
+		return CNT_ESTIMATE_P_DEFAULT;
+	return p[2];
+}

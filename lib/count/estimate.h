@@ -28,6 +28,7 @@
 #ifndef CNT_ESTIMATE_H
 #define CNT_ESTIMATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/bucket.h"
@@ -56,5 +57,11 @@ int64_t cnt_estimate_unique_error(uint64_t u, int p);
 /* The relative bound 1.96 * 1.04 / sqrt(2^p) of precision p (0.0159... at
  * 14): cnt-diff's tolerance for a unique counter with no declared error. */
 double cnt_estimate_unique_rel(int p);
+
+/* The precision of a serialized sketch (count/hll.h: its third byte),
+ * CNT_ESTIMATE_P_DEFAULT for anything too short or out of range (the
+ * sketch's own deserialization refuses those).  Part 2 of issue 11:
+ * hll.h exposes the precision; this is the one place that reads it. */
+int cnt_estimate_sketch_precision(const uint8_t *p, size_t n);
 
 #endif
