@@ -225,6 +225,9 @@ static void test_sum_encoding(void)
 		CHECK_EQ_INT(*p++, 0);          /* late_sketch null */
 		CHECK(zz(&p) == b.last_count);
 		CHECK(zz(&p) == b.ingest_count);
+		CHECK(zz(&p) == 0);            /* sampled */
+		CHECK(zz(&p) == 0);            /* sum_var */
+		CHECK(zz(&p) == 0);            /* sum_var_high */
 		CHECK(p == out.p + out.len);
 	}
 	cnt_buf_release(&out);
