@@ -58,6 +58,11 @@ int64_t cnt_estimate_unique_error(uint64_t u, int p);
  * 14): cnt-diff's tolerance for a unique counter with no declared error. */
 double cnt_estimate_unique_rel(int p);
 
+/* The relative error a counter version declares it tolerates at 95 %
+ * (cnt-definitions(5) tolerated_error), 0 when it declares none.  Parts 1
+ * and 2 of issue 11 add the key: this is the one place that reads it. */
+double cnt_estimate_declared(const cnt_counter_version *cv);
+
 /* The precision of a serialized sketch (count/hll.h: its third byte),
  * CNT_ESTIMATE_P_DEFAULT for anything too short or out of range (the
  * sketch's own deserialization refuses those).  Part 2 of issue 11:
