@@ -1,4 +1,6 @@
 #!/usr/bin/env bats
+# PENDING: enable after part 1 (type approx, tolerated_error) is merged:
+#   git mv tests/pending/estimate-approx.bats tests/
 # Estimates of approx counters (issue 11, part 3; needs part 1's
 # `type: "approx"` and `tolerated_error` in the definitions).  Bucket files
 # are written here by an independent writer (python3-avro) with chosen
