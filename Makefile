@@ -5,6 +5,7 @@
 #   make check-san  the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test       check + check-san (the README's test command)
 #   make bench      benchmarks (figures, not pass/fail)
+#   make bench-peers  the chain beside DuckDB and the measuring stick
 #   make fuzz       run the libFuzzer targets (clang), FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -59,7 +60,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-peers fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -117,6 +118,11 @@ test: check check-san
 
 bench: tools
 	BUILD=$(BUILD) sh tests/bench/run.sh
+
+# The chain beside DuckDB (npm, installed into build-bench/peers) and the
+# measuring stick (../shared/bench/limit-b), interleaved; see tests/bench/README.
+bench-peers: tools
+	BUILD=$(BUILD) sh tests/bench/peers.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -27,7 +27,7 @@ DEFS="$ROOT/examples/definitions.json"
 EVENTS="$ROOT/examples/events.jsonl"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -218,6 +218,10 @@ full() {
 	full cnt-accumulate "$F/windowed.avro"
 	full cnt-accumulate --output /dev/full "$F/windowed.avro"
 	full cnt-accumulate --output "$O/a.avro" --stats /dev/full "$F/windowed.avro"
+
+	full cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" "$F/buckets.avro"
+	full cnt-expire --definitions "$DEFS" --now "$NOW" --output /dev/full "$F/buckets.avro"
+	full cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --stats /dev/full "$F/buckets.avro"
 
 	full cnt-diff "$F/buckets.avro" "$F/doubled.avro"
 	full cnt-diff --stats /dev/full "$F/buckets.avro" "$F/buckets.avro"
@@ -435,7 +439,7 @@ usage_error() {
 # leaving no output or temporary file (CHECK names a function that says
 # whether what $O holds after a failure is allowed).  PREP names a
 # function that sets up $O before each run.
-CAP=${CNT_FAULTS_CAP:-800}
+CAP=${CNT_FAULTS_CAP:-1000}
 
 sweep() {
 	local want=$1 prep=$2 check=$3 tool=$4 n=0 ok=0 rc last=0 before ref f
@@ -624,6 +628,13 @@ snaps_ok() {
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/doubled.avro"
 	sweep 1 no_prep nothing_left cnt-diff --stats "$O/st.json" "$F/views/$BOARD/global/current" \
 		"$F/bigviews/$BOARD/global/current"
+	check_problems
+}
+
+@test "allocation failure: cnt-expire fails cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+		--stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 no_prep nothing_left cnt-expire --definitions "$DEFS" --now "$NOW" --dry-run "$F/buckets.avro"
 	check_problems
 }
 

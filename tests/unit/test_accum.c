@@ -197,6 +197,8 @@ static void test_sum_encoding(void)
 
 		b.sum = cases[k].v;
 		b.late_sum = -cases[k].v;
+		b.sampled = (int64_t)k;
+		b.sum_var = cases[k].v;   /* 128 bits, two longs like sum */
 		out.len = 0;
 		CHECK_EQ_INT(cnt_bucket_encode(&b, &out), 0);
 		p = out.p;
@@ -225,9 +227,12 @@ static void test_sum_encoding(void)
 		CHECK_EQ_INT(*p++, 0);          /* late_sketch null */
 		CHECK(zz(&p) == b.last_count);
 		CHECK(zz(&p) == b.ingest_count);
-		CHECK(zz(&p) == 0);            /* sampled */
-		CHECK(zz(&p) == 0);            /* sum_var */
-		CHECK(zz(&p) == 0);            /* sum_var_high */
+		CHECK(zz(&p) == (int64_t)k);   /* sampled */
+		{
+			int64_t lo = zz(&p), hi = zz(&p);   /* sum_var, sum_var_high */
+
+			CHECK((cnt_i128)(((unsigned __int128)(uint64_t)hi << 64) | (uint64_t)lo) == cases[k].v);
+		}
 		CHECK(p == out.p + out.len);
 	}
 	cnt_buf_release(&out);
