@@ -13,7 +13,7 @@
 #include "view/viewdiff.h"
 
 static const char usage[] =
-	"usage: cnt-diff [-q] [--max-diffs n] [--tolerance r] [--tenant id]\n"
+	"usage: cnt-diff [-q] [-d definitions] [--max-diffs n] [--tolerance r] [--tenant id]\n"
 	"                [--stats file] [-v]\n"
 	"                [--progress | --no-progress] left right\n";
 
@@ -27,10 +27,13 @@ static const char help[] =
 	"equal, 1 when they differ, 2 on trouble.\n"
 	"\n"
 	"  -q, --quiet             print nothing; the exit status says it\n"
+	"  -d, --definitions FILE  compare approx and unique counters within their\n"
+	"                          declared tolerated_error (a unique one without:\n"
+	"                          the 95 % bound of its sketch precision)\n"
 	"      --max-diffs N       print at most N differences (all are counted)\n"
-	"      --tolerance R       sketches are equal when their estimates differ by\n"
-	"                          at most the fraction R (e.g. 0.02); default for\n"
-	"                          buckets 0 (bytes), for a unique board's views\n"
+	"      --tolerance R       estimates are equal when they differ by at most\n"
+	"                          the fraction R (e.g. 0.02), overriding -d; default\n"
+	"                          for buckets 0 (bytes), for a unique board's views\n"
 	"                          0.024375 (three HyperLogLog++ standard errors)\n"
 	"      --tenant ID         who is asking: refuse (status 5) before printing\n"
 	"                          anything unless both sides hold only ID's data\n"
@@ -45,6 +48,8 @@ static const char help[] =
 	"'-' reads one side from standard input.  See cnt-diff(1).\n";
 
 enum { OPT_MAX = CNT_OPT_TOOL_BASE, OPT_TOLERANCE };
+
+static const char *const from_names[] = {"exact", "--tolerance", "declared", "default"};
 
 static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
 {
@@ -62,6 +67,7 @@ static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
 	cnt_stats_u64(&s, "fields", st->fields);
 	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed + st->fields);
 	cnt_stats_double(&s, "tolerance", st->tolerance);
+	cnt_stats_str(&s, "tolerance_from", from_names[st->from], -1);
 	cnt_stats_bool(&s, "equal", !cnt_viewdiff_differ(st));
 	cnt_stats_write(&s, path);
 }
@@ -69,7 +75,7 @@ static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
 /* Two view directories: 0 or 1 as diff(1). */
 static int views(const char *l, const char *r, const cnt_diff_opts *o, const cnt_cli_common *co)
 {
-	cnt_viewdiff_opts vo = {o->tolerance, o->max_shown, o->quiet, o->fd, o->tick};
+	cnt_viewdiff_opts vo = {o->tolerance_given ? o->tolerance : -1, o->max_shown, o->quiet, o->fd, o->tick, o->defs};
 	cnt_viewdiff_stats st;
 	cnt_err err;
 
@@ -82,6 +88,8 @@ static int views(const char *l, const char *r, const cnt_diff_opts *o, const cnt
 		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right members: %" PRIu64 " only left, %" PRIu64
 			" only right, %" PRIu64 " changed, %" PRIu64 " description fields differ",
 			st.left, st.right, st.only_left, st.only_right, st.changed, st.fields);
+	if (co->verbose)
+		cnt_cli_note("tolerance %g (%s)", st.tolerance, from_names[st.from]);
 	cnt_cli_finish();
 	return cnt_viewdiff_differ(&st) ? CNT_EXIT_DIFFER : CNT_EXIT_OK;
 }
@@ -107,6 +115,22 @@ static void write_stats(const char *path, const cnt_diff_stats *st)
 	cnt_stats_u64(&s, "changed", st->changed);
 	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed);
 	cnt_stats_bool(&s, "equal", !cnt_diff_differ(st));
+	if (st->counters != NULL) {
+		cnt_stats_array(&s, "counters");
+		for (size_t i = 0; i < st->ncounters; i++) {
+			const cnt_diff_counter *c = &st->counters[i];
+
+			cnt_stats_object(&s, NULL);
+			cnt_stats_str(&s, "tenant_id", c->tenant_id, -1);
+			cnt_stats_str(&s, "counter_id", c->counter_id, -1);
+			cnt_stats_u64(&s, "counter_version", (uint64_t)c->counter_version);
+			cnt_stats_str(&s, "type", c->declared ? cnt_defs_ctype_name(c->type) : "undeclared", -1);
+			cnt_stats_double(&s, "tolerance", c->tolerance);
+			cnt_stats_str(&s, "tolerance_from", cnt_diff_tol_name(c->from), -1);
+			cnt_stats_close(&s);
+		}
+		cnt_stats_close(&s);
+	}
 	cnt_stats_write(&s, path);
 }
 
@@ -114,6 +138,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"quiet", no_argument, NULL, 'q'},
+		{"definitions", required_argument, NULL, 'd'},
 		{"max-diffs", required_argument, NULL, OPT_MAX},
 		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
 		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
@@ -121,18 +146,21 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add};
+	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add, NULL, 0};
+	const char *defs_path = NULL;
+	cnt_defs *defs = NULL;
 	cnt_diff_stats st;
 	cnt_err err;
 	const char *who = NULL;
 	int c, lfd, rfd;
 
 	cnt_cli_init("cnt-diff", usage, help);
-	while ((c = getopt_long(argc, argv, "q" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "qd:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'q': o.quiet = 1; break;
+		case 'd': defs_path = optarg; break;
 		case OPT_MAX: o.max_shown = (int64_t)cnt_cli_uint("--max-diffs", optarg, 0, INT64_MAX); break;
-		case OPT_TOLERANCE: o.tolerance = cnt_cli_double("--tolerance", optarg, 0, 0.999999); break;
+		case OPT_TOLERANCE: o.tolerance = cnt_cli_double("--tolerance", optarg, 0, 0.999999); o.tolerance_given = 1; break;
 		case CNT_OPT_TENANT: who = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
@@ -148,8 +176,13 @@ int main(int argc, char **argv)
 		cnt_cli_tenant_guard_path(who, argv[optind]);
 		cnt_cli_tenant_guard_path(who, argv[optind + 1]);
 	}
-	if (is_dir(argv[optind]))
-		return views(argv[optind], argv[optind + 1], &o, &co);
+	if (defs_path != NULL && (o.defs = defs = cnt_defs_load(defs_path, &err)) == NULL)
+		cnt_die_err(&err);
+	if (is_dir(argv[optind])) {
+		c = views(argv[optind], argv[optind + 1], &o, &co);
+		cnt_defs_free(defs);
+		return c;
+	}
 	if (o.tolerance < 0)
 		o.tolerance = 0;
 	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
@@ -169,6 +202,12 @@ int main(int argc, char **argv)
 	if (co.verbose)
 		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
 			" only right, %" PRIu64 " changed", st.left, st.right, st.only_left, st.only_right, st.changed);
+	for (size_t i = 0; co.verbose && i < st.ncounters; i++)
+		cnt_cli_note("%s/%s v%d: %s, tolerance %g (%s)", st.counters[i].tenant_id, st.counters[i].counter_id,
+			st.counters[i].counter_version, st.counters[i].declared ? cnt_defs_ctype_name(st.counters[i].type) :
+			"undeclared", st.counters[i].tolerance, cnt_diff_tol_name(st.counters[i].from));
+	cnt_diff_stats_release(&st);
+	cnt_defs_free(defs);
 	cnt_cli_finish();
 	return cnt_diff_differ(&st) ? CNT_EXIT_DIFFER : CNT_EXIT_OK;
 }

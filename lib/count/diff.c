@@ -4,10 +4,12 @@
 #include "count/diff.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "avro/json.h"
 #include "base/outfile.h"
+#include "count/estimate.h"
 #include "model/bucket.h"
 
 /* One side: its reader, its current record, and a copy of the previous
@@ -78,6 +80,117 @@ static int flush(int fd, cnt_buf *out, size_t at_least, cnt_err *err)
 	return 0;
 }
 
+const char *cnt_diff_tol_name(cnt_diff_tol_from f)
+{
+	static const char *const names[] = {"exact", "--tolerance", "declared", "precision"};
+
+	return (unsigned)f < 4 ? names[f] : "?";
+}
+
+void cnt_diff_stats_release(cnt_diff_stats *st)
+{
+	for (size_t i = 0; i < st->ncounters; i++) {
+		free(st->counters[i].tenant_id);
+		free(st->counters[i].counter_id);
+	}
+	free(st->counters);
+	st->counters = NULL;
+	st->ncounters = 0;
+}
+
+static int slice_is(cnt_slice a, const char *z)
+{
+	return a.n == strlen(z) && memcmp(a.p, z, a.n) == 0;
+}
+
+/* The tolerance of b's counter version (diff.h), from st->counters or
+ * worked out and added there.  NULL when out of memory. */
+static const cnt_diff_counter *tolerance_of(const cnt_bucket *b, const cnt_diff_opts *o, cnt_diff_stats *st)
+{
+	const cnt_counter *ctr;
+	const cnt_counter_version *cv = NULL;
+	cnt_diff_counter *c;
+
+	/* Files are sorted by counter: the last one is nearly always it. */
+	for (size_t i = st->ncounters; i-- > 0;) {
+		c = &st->counters[i];
+		if (c->counter_version == b->counter_version && slice_is(b->tenant_id, c->tenant_id) &&
+		    slice_is(b->counter_id, c->counter_id))
+			return c;
+	}
+	c = realloc(st->counters, (st->ncounters + 1) * sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	st->counters = c;
+	c = &st->counters[st->ncounters];
+	memset(c, 0, sizeof(*c));
+	c->tenant_id = strndup(b->tenant_id.p, b->tenant_id.n);
+	c->counter_id = strndup(b->counter_id.p, b->counter_id.n);
+	if (c->tenant_id == NULL || c->counter_id == NULL) {
+		free(c->tenant_id);
+		free(c->counter_id);
+		return NULL;
+	}
+	st->ncounters++;
+	c->counter_version = b->counter_version;
+	ctr = cnt_defs_counter(o->defs, b->tenant_id.p, b->tenant_id.n, b->counter_id.p, b->counter_id.n);
+	if (ctr != NULL)
+		cv = cnt_counter_version_get(ctr, b->counter_version);
+	c->declared = cv != NULL;
+	c->type = cv ? cv->type : CNT_CTYPE_EXACT;
+	c->from = CNT_DIFF_TOL_EXACT;
+	if (!cnt_estimate_is(c->type))
+		return c;
+	if (o->tolerance_given) {
+		c->tolerance = o->tolerance;
+		c->from = CNT_DIFF_TOL_OPTION;
+	} else if (cnt_estimate_declared(cv) > 0) {
+		c->tolerance = cnt_estimate_declared(cv);
+		c->from = CNT_DIFF_TOL_DECLARED;
+	} else if (c->type == CNT_CTYPE_UNIQUE) {
+		int p = b->sketch.p ? cnt_estimate_sketch_precision((const uint8_t *)b->sketch.p, b->sketch.n) :
+			CNT_ESTIMATE_P_DEFAULT;
+
+		c->tolerance = cnt_estimate_unique_rel(p);
+		c->from = CNT_DIFF_TOL_PRECISION;
+	}
+	if (c->tolerance <= 0)
+		c->from = CNT_DIFF_TOL_EXACT;
+	return c;
+}
+
+/* Whether a and b differ by more than tol relative to the larger. */
+static int rel_differ(double a, double b, double tol)
+{
+	double d = a > b ? a - b : b - a, m = (a < 0 ? -a : a) > (b < 0 ? -b : b) ? (a < 0 ? -a : a) : (b < 0 ? -b : b);
+
+	return d > tol * m;
+}
+
+/* An approx counter's records: the scaled figures within tol (diff.h). */
+static int approx_differ(const cnt_bucket *a, const cnt_bucket *b, double tol)
+{
+	return a->bucket_end != b->bucket_end || rel_differ((double)a->count, (double)b->count, tol) ||
+		rel_differ((double)a->sum, (double)b->sum, tol) ||
+		rel_differ((double)a->late_count, (double)b->late_count, tol) ||
+		rel_differ((double)a->late_sum, (double)b->late_sum, tol);
+}
+
+/* Whether the records of one key differ under the options: 1, 0, or -1
+ * when out of memory. */
+static int values_differ(const cnt_bucket *a, const cnt_bucket *b, const cnt_diff_opts *o, cnt_diff_stats *st)
+{
+	const cnt_diff_counter *c;
+
+	if (o->defs == NULL)
+		return cnt_bucket_values_differ(a, b, o->tolerance);
+	if ((c = tolerance_of(a, o, st)) == NULL)
+		return -1;
+	if (c->type == CNT_CTYPE_APPROX && c->from != CNT_DIFF_TOL_EXACT)
+		return approx_differ(a, b, c->tolerance);
+	return cnt_bucket_values_differ(a, b, c->type == CNT_CTYPE_UNIQUE ? c->tolerance : 0);
+}
+
 static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st, cnt_buf *out, cnt_err *err)
 {
 	if (advance(L, err) != 0 || advance(R, err) != 0)
@@ -86,6 +199,9 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 		const cnt_bucket *pl = NULL, *pr = NULL;
 		int d = L->rc == 0 ? 1 : R->rc == 0 ? -1 : cnt_bucket_key_cmp(&L->b, &R->b);
 
+		/* Every counter met is named in the statistics. */
+		if (o->defs != NULL && tolerance_of(d <= 0 ? &L->b : &R->b, o, st) == NULL)
+			return cnt_err_oom(err, "comparing");
 		if (d < 0) {
 			pl = &L->b;
 			st->only_left++;
@@ -93,7 +209,7 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 			pr = &R->b;
 			st->only_right++;
 		} else {
-			int v = cnt_bucket_values_differ(&L->b, &R->b, o->tolerance);
+			int v = values_differ(&L->b, &R->b, o, st);
 
 			if (v < 0)
 				return cnt_err_oom(err, "comparing sketches");

@@ -16,6 +16,38 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "model/defs.h"
+
+/* With definitions (cnt-diff -d), each counter is compared as its type
+ * allows: an exact, min or max counter's records byte for byte; a unique
+ * counter's sketches within a relative tolerance - --tolerance, else its
+ * declared tolerated_error, else the 95 % bound of the sketches'
+ * precision (count/estimate.h) - and its other fields exactly; an approx
+ * counter's count, sum, late_count and late_sum within --tolerance, else
+ * its declared tolerated_error (two samplings keep different events, so
+ * sampled, sum_var, minimum, maximum, last event and ingest figures are
+ * not compared; bucket_end is).  Without definitions every record is
+ * compared exactly but for sketches, within --tolerance (default 0).
+ * Relative: a and b agree when |a - b| <= tolerance * max(|a|, |b|). */
+typedef enum {
+	CNT_DIFF_TOL_EXACT,        /* bytes: exact, min, max (or no tolerance) */
+	CNT_DIFF_TOL_OPTION,       /* --tolerance */
+	CNT_DIFF_TOL_DECLARED,     /* the version's tolerated_error */
+	CNT_DIFF_TOL_PRECISION     /* a unique counter's 95 % bound at its precision */
+} cnt_diff_tol_from;
+
+/* The tolerance applied to one counter version (one per version met). */
+typedef struct cnt_diff_counter {
+	char *tenant_id, *counter_id;
+	int counter_version;
+	cnt_counter_type type;     /* CNT_CTYPE_EXACT when not declared */
+	int declared;              /* found in the definitions */
+	double tolerance;
+	cnt_diff_tol_from from;
+} cnt_diff_counter;
+
+/* The source's name: "exact", "--tolerance", "declared", "precision". */
+const char *cnt_diff_tol_name(cnt_diff_tol_from f);
 
 typedef struct cnt_diff_opts {
 	double tolerance;     /* sketches equal within this relative difference; 0: bytes */
@@ -23,6 +55,8 @@ typedef struct cnt_diff_opts {
 	int quiet;            /* print none */
 	int fd;               /* where the lines go */
 	void (*tick)(uint64_t);  /* records read, for progress; may be NULL */
+	const cnt_defs *defs;    /* NULL: no definitions (above) */
+	int tolerance_given;     /* --tolerance was given */
 } cnt_diff_opts;
 
 typedef struct cnt_diff_stats {
@@ -30,7 +64,12 @@ typedef struct cnt_diff_stats {
 	uint64_t only_left, only_right;   /* keys on one side only */
 	uint64_t changed;                 /* keys on both sides whose values differ */
 	uint64_t shown;                   /* differences printed */
+	cnt_diff_counter *counters;       /* with definitions: each version met, in file order */
+	size_t ncounters;
 } cnt_diff_stats;
+
+/* Frees st's counters. */
+void cnt_diff_stats_release(cnt_diff_stats *st);
 
 /* Compares the bucket files on lfd and rfd (not closed; names for
  * messages).  0 when compared (st says whether they differ), or -1 with

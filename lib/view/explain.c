@@ -699,6 +699,12 @@ int cnt_explain_run(const cnt_explain_opts *o, cnt_explain *x, cnt_err *err)
 				x->found = 1;
 				x->value = en->value;
 				x->rank = en->rank;
+				/* An approx or unique counter's value is an estimate:
+				 * its bound, as cnt-rank gives it (view/view.h). */
+				if (vb.errors != NULL) {
+					x->est = vb.errors[i] >= 0 ? 1 : 2;
+					x->error = vb.errors[i] >= 0 ? vb.errors[i] : 0;
+				}
 				break;
 			}
 		}
@@ -838,8 +844,15 @@ int cnt_explain_format_json(const cnt_explain_opts *o, const cnt_explain *x, con
 		rc |= put_tkey(out, "as_of", x->as_of);
 	else
 		rc |= cnt_buf_printf(out, ",\"as_of\":null");
-	if (x->found)
-		rc |= cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64 ",\"rank\":%" PRIu32, x->value, x->rank);
+	if (x->found && x->est == 1)
+		rc |= cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64 ",\"estimate\":true,\"error\":%" PRId64
+			",\"rank\":%" PRIu32, x->value, x->error, x->rank);
+	else if (x->found && x->est == 2)
+		rc |= cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64 ",\"estimate\":true,\"error\":null"
+			",\"rank\":%" PRIu32, x->value, x->rank);
+	else if (x->found)
+		rc |= cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64 ",\"estimate\":false,\"rank\":%" PRIu32,
+			x->value, x->rank);
 	else
 		rc |= cnt_buf_printf(out, ",\"found\":false,\"value\":null,\"rank\":null");
 	rc |= cnt_buf_printf(out, ",\"members\":%" PRIu64 ",\"events_read\":%" PRIu64 ",\"fates\":{", x->members, x->read);
@@ -884,7 +897,13 @@ int cnt_explain_format_text(const cnt_explain_opts *o, const cnt_explain *x, con
 	wtime(o->to, b);
 	rc |= cnt_buf_printf(out, "%s on %s (%s/%s, %s: %s .. %s), scope %s\n", o->member, o->board->board_id,
 		o->board->tenant_id, o->board->counter_id, o->window_label, a, b, x->scope);
-	if (x->found)
+	if (x->found && x->est == 1)
+		rc |= cnt_buf_printf(out, "value ~%" PRId64 " +-%" PRId64 " (an estimate, 95 %%), rank %" PRIu32 " of %" PRIu64,
+			x->value, x->error, x->rank, x->members);
+	else if (x->found && x->est == 2)
+		rc |= cnt_buf_printf(out, "value ~%" PRId64 " +-? (an estimate, bound unknown), rank %" PRIu32 " of %" PRIu64,
+			x->value, x->rank, x->members);
+	else if (x->found)
 		rc |= cnt_buf_printf(out, "value %" PRId64 ", rank %" PRIu32 " of %" PRIu64, x->value, x->rank, x->members);
 	else
 		rc |= cnt_buf_printf(out, "not ranked (%" PRIu64 " members ranked)", x->members);

@@ -104,6 +104,9 @@ typedef struct cnt_explain {
 	uint64_t of_board;        /* of the board's tenant and counter */
 	int found;                /* the member is ranked */
 	int64_t value;
+	int est;                  /* 0: exact; 1: an estimate (approx, unique)
+	                           * with error its 95 % bound; 2: bound unknown */
+	int64_t error;
 	uint32_t rank;
 	uint64_t members;         /* ranked in the scope */
 	int64_t as_of;            /* largest ingest time of the counter's events */

@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "count/estimate.h"
 #include "model/fingerprint.h"
 
 /* 64 bytes: ten million of them are the bulk of a big build. */
@@ -32,6 +33,7 @@ typedef struct pscope {
 	int64_t *edges;
 	uint64_t *counts;
 	size_t nbins;
+	int64_t *errors;      /* an approx or unique counter's: each entry's error bound */
 } pscope;
 
 struct cnt_proj {
@@ -50,6 +52,14 @@ struct cnt_proj {
 	size_t ns, cs;
 	cnt_proj_stats st;
 	cnt_fp_set *versions; /* of the buckets counted */
+	/* Beside the members, only for the counters that need them (so an
+	 * exact build's memory stays 64 bytes a member): an approx counter's
+	 * summed variance, a unique counter's union precision (the smallest
+	 * of its sketches'). */
+	cnt_i128 *var;
+	uint8_t *prec;
+	size_t caux;
+	int precision;        /* the smallest of every member's, 0 before any */
 };
 
 cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, cnt_err *err)
@@ -98,7 +108,11 @@ void cnt_proj_free(cnt_proj *p)
 		free(p->scopes[i].counts);
 		cnt_buf_release(&p->scopes[i].pool);
 	}
+	for (size_t i = 0; i < p->ns; i++)
+		free(p->scopes[i].errors);
 	free(p->scopes);
+	free(p->var);
+	free(p->prec);
 	free(p->m);
 	free(p->slots);
 	free(p->stime);
@@ -299,6 +313,9 @@ static int slice_eq(cnt_slice s, const char *z)
 	return s.n == strlen(z) && memcmp(s.p, z, s.n) == 0;
 }
 
+static cnt_counter_type ctype(const cnt_proj *p);
+static int aux_grow(cnt_proj *p);
+
 int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 {
 	const cnt_leaderboard *b = p->b;
@@ -338,6 +355,24 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		return cnt_err_nomem(err);
 	p->st.buckets_used++;
 	m->sum += bk->sum;
+	if (cnt_estimate_is(ctype(p))) {
+		size_t mi = (size_t)(m - p->m);
+
+		if (aux_grow(p) != 0)
+			return cnt_err_nomem(err);
+		/* Variances of independent samples add (wrapping, as the buckets'
+		 * sum_var does: a forged one can only make the bound unknown). */
+		p->var[mi] = (cnt_i128)((unsigned __int128)p->var[mi] + (unsigned __int128)bk->sum_var);
+		if (bk->sketch.p) {
+			int sp = cnt_estimate_sketch_precision((const uint8_t *)bk->sketch.p, bk->sketch.n);
+
+			/* HLL++: a union folds to the lower precision. */
+			if (p->prec[mi] == 0 || sp < p->prec[mi])
+				p->prec[mi] = (uint8_t)sp;
+			if (p->precision == 0 || sp < p->precision)
+				p->precision = sp;
+		}
+	}
 	if (bk->has_min && (!SEEN(m) || bk->min < m->min))
 		m->min = bk->min;
 	if (bk->has_max && (!SEEN(m) || bk->max > m->max))
@@ -370,7 +405,9 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 	return 0;
 }
 
-static int64_t value_of(cnt_proj *p, const pmember *m)
+/* The type the board's values have: its pinned version's, else the
+ * newest version's. */
+static cnt_counter_type ctype(const cnt_proj *p)
 {
 	const cnt_counter_version *cv = cnt_counter_version_latest(p->b->counter);
 	cnt_counter_type t = cv ? cv->type : CNT_CTYPE_EXACT;
@@ -381,7 +418,37 @@ static int64_t value_of(cnt_proj *p, const pmember *m)
 		if (pin)
 			t = pin->type;
 	}
-	switch (t) {
+	return t;
+}
+
+/* Makes var and prec hold every member (new ones zeroed).  0 or -1. */
+static int aux_grow(cnt_proj *p)
+{
+	size_t c = p->caux ? p->caux : 1024;
+	cnt_i128 *v;
+	uint8_t *q;
+
+	if (p->nm <= p->caux)
+		return 0;
+	while (c < p->nm)
+		c *= 2;
+	v = realloc(p->var, c * sizeof(*v));
+	if (v == NULL)
+		return -1;
+	p->var = v;
+	q = realloc(p->prec, c);
+	if (q == NULL)
+		return -1;
+	p->prec = q;
+	memset(v + p->caux, 0, (c - p->caux) * sizeof(*v));
+	memset(q + p->caux, 0, c - p->caux);
+	p->caux = c;
+	return 0;
+}
+
+static int64_t value_of(cnt_proj *p, const pmember *m)
+{
+	switch (ctype(p)) {
 	case CNT_CTYPE_MIN:
 		return m->min;
 	case CNT_CTYPE_MAX:
@@ -554,6 +621,51 @@ static int histogram(const cnt_leaderboard *b, pscope *s)
 	return 0;
 }
 
+/* The member whose name is at name_off of the projection's pool: members
+ * are appended with their names, so name offsets ascend with the index
+ * (a binary search; an empty name shares its offset with the next). */
+static size_t member_at(const cnt_proj *p, uint64_t name_off, uint32_t name_len)
+{
+	size_t lo = 0, hi = p->nm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->m[mid].name_off < name_off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo + 1 < p->nm && p->m[lo].name_len != name_len && p->m[lo + 1].name_off == name_off)
+		lo++;
+	return lo;
+}
+
+/* Each ranked entry's error bound (count/estimate.h), while the entries
+ * still name the members by their offsets in p->pool.  0 or -1 (out of
+ * memory). */
+static int scope_errors(cnt_proj *p, pscope *sc)
+{
+	int unique = ctype(p) == CNT_CTYPE_UNIQUE;
+
+	sc->errors = malloc((sc->n + 1) * sizeof(int64_t));
+	if (sc->errors == NULL || aux_grow(p) != 0)
+		return -1;
+	for (size_t i = 0; i < sc->n; i++) {
+		const cnt_view_entry *e = &sc->entries[i];
+		size_t mi = member_at(p, e->name_off, e->name_len);
+		int64_t x;
+
+		if (unique)
+			x = cnt_estimate_unique_error(e->value > 0 ? (uint64_t)e->value : 0,
+				p->prec[mi] ? p->prec[mi] : CNT_ESTIMATE_P_DEFAULT);
+		else if (cnt_estimate_approx_error(p->var[mi], &x) != 0)
+			x = -1;   /* unknown: a negative variance (view.h) */
+		sc->errors[i] = x;
+	}
+	return 0;
+}
+
 int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 {
 	const cnt_leaderboard *b = p->b;
@@ -650,6 +762,8 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 		sc->entries = sorted;
 		free(keys);
 		keys = NULL;
+		if (cnt_estimate_is(ctype(p)) && scope_errors(p, sc) != 0)
+			goto oom;
 		/* The scope's own names, in rank order: the view's bytes then
 		 * depend on the ranking alone, not on the order in which
 		 * members were first seen (input order, other scopes). */
@@ -695,6 +809,9 @@ int cnt_proj_view(cnt_proj *p, size_t i, cnt_view_build *out, cnt_err *err)
 	out->nbins = s->nbins;
 	out->edges = s->edges;
 	out->counts = s->counts;
+	out->errors = s->errors;
+	if (s->errors != NULL && ctype(p) == CNT_CTYPE_UNIQUE)
+		out->precision = p->precision ? p->precision : CNT_ESTIMATE_P_DEFAULT;
 	return 0;
 }
 

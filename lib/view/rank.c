@@ -3,6 +3,8 @@
  */
 #include "view/rank.h"
 
+#include "count/estimate.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,6 +486,8 @@ static int add_item(const cnt_rank_source *src, uint64_t i, cnt_rank_answer *a, 
 	it->rank = e->rank;
 	it->value = e->value;
 	it->last_event_time = e->last_event_time;
+	if ((it->est = cnt_view_error(v, i, &it->error, err)) < 0)
+		return -1;
 	a->nitems++;
 	return 0;
 }
@@ -557,6 +561,8 @@ static int answer_member(const cnt_rank_source *src, const cnt_rank_question *q,
 		return 0;   /* found: false */
 	a->found = 1;
 	a->value = me.value;
+	if ((a->est = cnt_view_value_error(v, pos, me.value, &a->error, err)) < 0)
+		return -1;
 	if (q->kind == CNT_RANK_Q_VALUE)
 		return 0;
 	/* Compared under the member's own name, in the view or not. */
@@ -630,6 +636,28 @@ static int json_str(cnt_buf *out, const char *key, const char *s, size_t n)
 	return cnt_buf_printf(out, ",\"%s\":", key) || cnt_json_string(out, (const uint8_t *)s, n, 0);
 }
 
+/* ",\"estimate\":..." for a value of kind est with bound e. */
+static int est_json(cnt_buf *out, int est, int64_t e)
+{
+	if (est == CNT_VIEW_EXACT)
+		return cnt_buf_printf(out, ",\"estimate\":false");
+	if (est == CNT_VIEW_UNKNOWN)
+		return cnt_buf_printf(out, ",\"estimate\":true,\"error\":null");
+	return cnt_buf_printf(out, ",\"estimate\":true,\"error\":%" PRId64, e);
+}
+
+/* A value for people: "1234", or "~1234 +-25" (ASCII, as every table),
+ * "~1234 +-?" when the bound is unknown. */
+static void est_text(char *buf, size_t n, int64_t value, int est, int64_t e)
+{
+	if (est == CNT_VIEW_EXACT)
+		snprintf(buf, n, "%" PRId64, value);
+	else if (est == CNT_VIEW_UNKNOWN)
+		snprintf(buf, n, "~%" PRId64 " +-?", value);
+	else
+		snprintf(buf, n, "~%" PRId64 " +-%" PRId64, value, e);
+}
+
 static int item_json(cnt_buf *out, const cnt_rank_item *it)
 {
 	int rc = cnt_buf_append(out, "{\"member_ref\":", 14) ||
@@ -639,8 +667,8 @@ static int item_json(cnt_buf *out, const cnt_rank_item *it)
 		rc = rc || json_str(out, "display_name", it->display_name, strlen(it->display_name));
 	if (it->has_rank)
 		rc = rc || cnt_buf_printf(out, ",\"rank\":%u", it->rank);
-	return rc || cnt_buf_printf(out, ",\"value\":%" PRId64 ",\"last_event_time\":%" PRId64 "}", it->value,
-		it->last_event_time);
+	return rc || cnt_buf_printf(out, ",\"value\":%" PRId64, it->value) || est_json(out, it->est, it->error) ||
+		cnt_buf_printf(out, ",\"last_event_time\":%" PRId64 "}", it->last_event_time);
 }
 
 static int items_json(cnt_buf *out, const char *key, const cnt_rank_answer *a)
@@ -675,8 +703,8 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 		rc = rc || json_str(out, "audit_id", d->audit_id, strlen(d->audit_id));
 	switch (a->kind) {
 	case CNT_RANK_Q_TOP:
-		rc = rc || cnt_buf_printf(out, ",\"top\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"members\":%" PRIu64,
-			a->top, a->offset, a->view->n) ||
+		rc = rc || cnt_buf_printf(out, ",\"top\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"members\":%" PRIu64
+			",\"estimate\":%s", a->top, a->offset, a->view->n, cnt_estimate_is(d->counter_type) ? "true" : "false") ||
 			items_json(out, "entries", a);
 		break;
 	case CNT_RANK_Q_VERIFY:
@@ -691,8 +719,9 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 		else if (a->overlaid == 2)
 			rc = rc || cnt_buf_printf(out, ",\"overlay\":{\"supported\":false}");
 		if (a->guarded) {
-			rc = rc || cnt_buf_printf(out, ",\"found\":%s,\"value\":%" PRId64 ",\"guard\":{\"clamped\":%s,"
-				"\"reset\":%s,\"unguarded_value\":%" PRId64, a->found ? "true" : "false", a->value,
+			rc = rc || cnt_buf_printf(out, ",\"found\":%s,\"value\":%" PRId64, a->found ? "true" : "false", a->value) ||
+				(a->found && est_json(out, a->est, a->error)) ||
+				cnt_buf_printf(out, ",\"guard\":{\"clamped\":%s,\"reset\":%s,\"unguarded_value\":%" PRId64,
 				a->guard_clamped ? "true" : "false", a->guard_reset ? "true" : "false", a->unguarded);
 			rc = rc || (a->guard_had_floor ? cnt_buf_printf(out, ",\"floor\":%" PRId64 "}}\n", a->guard_floor) :
 				cnt_buf_printf(out, ",\"floor\":null}}\n"));
@@ -702,7 +731,8 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 			rc = rc || cnt_buf_printf(out, ",\"found\":false");
 			break;
 		}
-		rc = rc || cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64, a->value);
+		rc = rc || cnt_buf_printf(out, ",\"found\":true,\"value\":%" PRId64, a->value) ||
+			est_json(out, a->est, a->error);
 		if (a->kind == CNT_RANK_Q_VALUE)
 			break;
 		if (a->exact)
@@ -720,19 +750,20 @@ int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out)
 int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out)
 {
 	const cnt_viewdesc *d = &a->view->desc;
-	char t[40] = "(no data)";
+	char t[40] = "(no data)", val[64];
 	int rc;
 
+	est_text(val, sizeof(val), a->value, a->est, a->error);
 	if (d->has_as_of)
 		cnt_time_format_rfc3339(d->as_of, t);
 	rc = cnt_buf_printf(out, "board %s  scope %s  version %d  as of %s%s%s  %s count%s%s%s\n", d->board, d->scope,
 		d->version, t, a->stale ? "  STALE" : "", a->frozen ? "  FROZEN" : "", d->verified ? "verified" : "fast",
 		d->verified ? " (audit " : "", d->verified ? d->audit_id : "", d->verified ? ")" : "");
 	if (a->guarded && a->guard_clamped)
-		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 " (guard: the view's %" PRId64 " clamped to the last served)\n",
-			a->member, a->value, a->unguarded);
+		rc = rc || cnt_buf_printf(out, "%s: value %s (guard: the view's %" PRId64 " clamped to the last served)\n",
+			a->member, val, a->unguarded);
 	else if (a->guarded)
-		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 "%s\n", a->member, a->value,
+		rc = rc || cnt_buf_printf(out, "%s: value %s%s\n", a->member, val,
 			a->guard_reset ? " (guard: verified, the floor reset to it)" : "");
 	else if (a->kind == CNT_RANK_Q_VERIFY)
 		rc = rc || cnt_buf_printf(out, "intact: %" PRIu64 " members, %zu bytes of index.bin and the head in view.avro\n",
@@ -740,12 +771,12 @@ int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out)
 	else if (a->kind != CNT_RANK_Q_TOP && !a->found)
 		rc = rc || cnt_buf_printf(out, "%s: not in this view\n", a->member);
 	else if (a->kind == CNT_RANK_Q_VALUE)
-		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 "\n", a->member, a->value);
+		rc = rc || cnt_buf_printf(out, "%s: value %s\n", a->member, val);
 	else if (a->kind != CNT_RANK_Q_TOP && a->exact)
-		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 ", rank %" PRId64 "\n", a->member, a->value, a->rank);
+		rc = rc || cnt_buf_printf(out, "%s: value %s, rank %" PRId64 "\n", a->member, val, a->rank);
 	else if (a->kind != CNT_RANK_Q_TOP)
-		rc = rc || cnt_buf_printf(out, "%s: value %" PRId64 ", rank between %" PRIu64 " and %" PRIu64
-			" (histogram band)\n", a->member, a->value, a->band_lo, a->band_hi);
+		rc = rc || cnt_buf_printf(out, "%s: value %s, rank between %" PRIu64 " and %" PRIu64
+			" (histogram band)\n", a->member, val, a->band_lo, a->band_hi);
 	for (size_t i = 0; rc == 0 && i < a->nitems; i++) {
 		const cnt_rank_item *it = &a->items[i];
 		const char *name = it->display_name ? it->display_name : it->member;
@@ -754,9 +785,10 @@ int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out)
 
 		if (it->has_rank)
 			snprintf(rk, sizeof(rk), "%u", it->rank);
+		est_text(val, sizeof(val), it->value, it->est, it->error);
 		/* the name's bytes as they are, padded to 24 columns */
 		rc = cnt_buf_printf(out, "%8s  ", rk) || cnt_buf_append(out, name, n) ||
-			cnt_buf_printf(out, "%*s %20" PRId64 "\n", n < 24 ? (int)(24 - n) : 0, "", it->value);
+			cnt_buf_printf(out, "%*s %20s\n", n < 24 ? (int)(24 - n) : 0, "", val);
 	}
 	if (a->token)
 		rc = rc || cnt_buf_printf(out, "token %s\n", a->token);

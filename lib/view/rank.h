@@ -105,6 +105,8 @@ typedef struct cnt_rank_item {
 	int has_rank;                /* inside the head */
 	uint32_t rank;
 	int64_t value, last_event_time;
+	int est;                     /* CNT_VIEW_EXACT, _ESTIMATE (error set), _UNKNOWN */
+	int64_t error;               /* absolute bound at 95 % (count/estimate.h) */
 } cnt_rank_item;
 
 typedef struct cnt_rank_answer {
@@ -124,6 +126,8 @@ typedef struct cnt_rank_answer {
 	uint64_t overlay_read;       /* events read from the overlay, all of them */
 	int found;
 	int64_t value;
+	int est;                     /* the value's: CNT_VIEW_EXACT, _ESTIMATE, _UNKNOWN */
+	int64_t error;
 	int exact;                   /* rank, around: 1 exact rank, 0 a band */
 	int64_t rank;
 	uint64_t band_lo, band_hi;
@@ -153,7 +157,13 @@ void cnt_rank_answer_release(cnt_rank_answer *a);
  * "verified" (a verified view, view/verified.h) or not (the fast count),
  * as "verified":true|false beside its as-of. */
 
-/* Appends the answer as one line of JSON (cnt-rank(1), "OUTPUT"), or as
+/* Every value of an approx or unique counter is an estimate, and says so:
+ * "estimate":true,"error":E in JSON (E the absolute bound at 95 %, null
+ * when unknown), "~V +-E" in a table; exact, min and max values say
+ * "estimate":false and nothing in a table.  Answers of top also say it
+ * once for the view ("estimate" beside "members").
+ *
+ * Appends the answer as one line of JSON (cnt-rank(1), "OUTPUT"), or as
  * lines for people.  0, or -1 when out of memory. */
 int cnt_rank_format_json(const cnt_rank_answer *a, cnt_buf *out);
 int cnt_rank_format_table(const cnt_rank_answer *a, cnt_buf *out);

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "avro/json.h"
+#include "count/estimate.h"
 #include "count/hll.h"
 #include "model/bucket.h"
 #include "time/timefmt.h"
@@ -27,6 +28,9 @@ typedef struct cell {
 	uint32_t period, value1;       /* value id + 1; 0: the total */
 	int64_t views;
 	cnt_hll *sketch;               /* NULL: none seen */
+	cnt_i128 var;                  /* approx: the summed variance of views */
+	uint8_t approx;                /* a record of an approx version was added */
+	uint8_t prec;                  /* the union's sketch precision; 0: none */
 } cell;
 
 typedef struct strset {            /* sorted, for binary search */
@@ -425,6 +429,12 @@ static int merge_sketch(cell *c, cnt_slice bytes, const cnt_bucket *b, cnt_err *
 
 	if (bytes.p == NULL)
 		return 0;
+	{
+		int p = cnt_estimate_sketch_precision((const uint8_t *)bytes.p, bytes.n);
+
+		if (c->prec == 0 || p < c->prec)
+			c->prec = (uint8_t)p;   /* HLL++: a union folds to the lower */
+	}
 	if (cnt_hll_deserialize(&h, (const uint8_t *)bytes.p, bytes.n, err) != 0)
 		return cnt_err_prefix(err, "member '%.*s': sketch", (int)(b->member_ref.n > 64 ? 64 : b->member_ref.n),
 			b->member_ref.p);
@@ -519,6 +529,14 @@ static int add_record(cnt_series *s, const cnt_bucket *b, cnt_err *err)
 	if ((c = cell_of(s, (uint32_t)p, v)) == NULL)
 		return cnt_err_nomem(err);
 	c->views += b->count + b->late_count;
+	{
+		const cnt_counter_version *cv = cnt_counter_version_get(s->ctr, b->counter_version);
+
+		if (cv != NULL && cv->type == CNT_CTYPE_APPROX) {
+			c->approx = 1;
+			c->var = (cnt_i128)((unsigned __int128)c->var + (unsigned __int128)b->sum_var);
+		}
+	}
 	s->res.records_used++;
 	return merge_sketch(c, b->sketch, b, err) || merge_sketch(c, b->late_sketch, b, err) ? -1 : 0;
 }
@@ -603,9 +621,13 @@ int cnt_series_run(cnt_series *s, const int *fds, const char *const *names, size
 			r->value_n = s->vlen[c->value1 - 1];
 		}
 		r->views = c->views;
+		if (c->approx) {
+			r->views_est = cnt_estimate_approx_error(c->var, &r->views_error) == 0 ? 1 : 2;
+		}
 		if (c->sketch) {
 			r->has_uniques = 1;
 			r->uniques = cnt_hll_estimate(c->sketch);
+			r->uniques_error = cnt_estimate_unique_error(r->uniques, c->prec ? c->prec : CNT_ESTIMATE_P_DEFAULT);
 		}
 	}
 	s->res.nrows = nrows;
@@ -661,8 +683,16 @@ int cnt_series_format_json(const cnt_series *s, cnt_buf *out)
 			rc |= cnt_buf_append(out, ",\"value\":", 9);
 			rc |= put_str(out, r->value, r->value_n);
 		}
-		rc |= cnt_buf_printf(out, ",\"views\":%lld,\"unique_viewers\":", (long long)r->views);
-		rc |= r->has_uniques ? cnt_buf_printf(out, "%llu", (unsigned long long)r->uniques)
+		rc |= cnt_buf_printf(out, ",\"views\":%lld", (long long)r->views);
+		if (r->views_est == 1)
+			rc |= cnt_buf_printf(out, ",\"views_estimate\":true,\"views_error\":%lld", (long long)r->views_error);
+		else if (r->views_est == 2)
+			rc |= cnt_buf_printf(out, ",\"views_estimate\":true,\"views_error\":null");
+		else
+			rc |= cnt_buf_printf(out, ",\"views_estimate\":false");
+		rc |= cnt_buf_printf(out, ",\"unique_viewers\":");
+		rc |= r->has_uniques ? cnt_buf_printf(out, "%llu,\"unique_viewers_estimate\":true,\"unique_viewers_error\":%lld",
+				(unsigned long long)r->uniques, (long long)r->uniques_error)
 				     : cnt_buf_append(out, "null", 4);
 		rc |= s->res.has_as_of ? cnt_buf_printf(out, ",\"as_of\":\"%s\"}\n", asof)
 				       : cnt_buf_append(out, ",\"as_of\":null}\n", 15);
@@ -715,9 +745,17 @@ int cnt_series_format_table(const cnt_series *s, cnt_buf *out)
 		rc |= cnt_buf_printf(out, "%-24s", l);
 		if (s->q->by)
 			rc |= put_plain(out, r->value, r->value_n > 40 ? 40 : r->value_n, w + 2);
-		rc |= cnt_buf_printf(out, "%12lld ", (long long)r->views);
-		rc |= r->has_uniques ? cnt_buf_printf(out, "%15llu\n", (unsigned long long)r->uniques)
-				     : cnt_buf_printf(out, "%15s\n", "-");
+		char vw[64], uq[64] = "-";
+
+		if (r->views_est == 1)
+			snprintf(vw, sizeof(vw), "~%lld +-%lld", (long long)r->views, (long long)r->views_error);
+		else if (r->views_est == 2)
+			snprintf(vw, sizeof(vw), "~%lld +-?", (long long)r->views);
+		else
+			snprintf(vw, sizeof(vw), "%lld", (long long)r->views);
+		if (r->has_uniques)
+			snprintf(uq, sizeof(uq), "~%llu +-%lld", (unsigned long long)r->uniques, (long long)r->uniques_error);
+		rc |= cnt_buf_printf(out, "%12s %15s\n", vw, uq);
 	}
 	return rc ? -1 : 0;
 }

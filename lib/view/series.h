@@ -56,8 +56,13 @@ typedef struct cnt_series_row {
 	const char *value;             /* the dimension's value; NULL: no --by */
 	size_t value_n;
 	int64_t views;                 /* count + late_count */
+	int views_est;                 /* 0: exact; 1: an estimate (an approx
+	                                * version's records), views_error its
+	                                * 95 % bound; 2: an estimate, bound unknown */
+	int64_t views_error;
 	int has_uniques;               /* 0: no record carried a sketch */
 	uint64_t uniques;              /* estimate */
+	int64_t uniques_error;         /* its 95 % bound at the union's precision */
 } cnt_series_row;
 
 typedef struct cnt_series_result {
@@ -92,8 +97,14 @@ int cnt_series_run(cnt_series *s, const int *fds, const char *const *names, size
 /* Appends the answer as JSON lines, one per row:
  *   {"tenant_id":..,"counter_id":..,"period":"hour"|"day","start":RFC3339 UTC,
  *    "end":..,"local":"2026-03-01T10:00+01:00","dim":..,"value":..,
- *    "views":N,"unique_viewers":N|null,"as_of":RFC3339|null}
- * (dim and value only when broken down).  0 or -1 (out of memory). */
+ *    "views":N,"views_estimate":false,"unique_viewers":N|null,
+ *    "unique_viewers_estimate":true,"unique_viewers_error":E,
+ *    "as_of":RFC3339|null}
+ * (dim and value only when broken down; the two unique_viewers_ keys only
+ * with a number; views of an approx counter: "views_estimate":true,
+ * "views_error":E, the bound of the on-time events' sampling - late
+ * events carry no variance in a bucket, so it does not cover them).  In
+ * the table, estimates read "~N +-E".  0 or -1 (out of memory). */
 int cnt_series_format_json(const cnt_series *s, cnt_buf *out);
 /* The same as a table for people: a heading line, then one line per row. */
 int cnt_series_format_table(const cnt_series *s, cnt_buf *out);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "count/estimate.h"
 #include "avro/encoding.h"
 #include "avro/container.h"
 
@@ -64,6 +65,8 @@ int cnt_view_describe(const cnt_view_build *b, cnt_buf *out, cnt_err *err)
 	d.members = b->n;
 	d.head = b->head;
 	d.bins = b->nbins;
+	d.errors = b->errors != NULL;
+	d.precision = b->errors != NULL ? b->precision : 0;
 	return cnt_viewdesc_write(&d, out, err);
 }
 
@@ -121,7 +124,7 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 	if (cnt_buf_append(&hist, v->edges, (v->nbins + 1) * sizeof(int64_t)) != 0 ||
 	    cnt_buf_append(&hist, v->counts, v->nbins * sizeof(uint64_t)) != 0)
 		goto oom;
-	L = P + v->n * 32 + nslots * 4 + hist.len + v->pool_len;
+	L = P + v->n * 32 + nslots * 4 + hist.len + v->pool_len + (v->errors ? v->n * 8 : 0);
 	/* The data checksum, over the sections in file order. */
 	XXH3_INITSTATE(&st);
 	XXH3_64bits_reset(&st);
@@ -129,6 +132,8 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 	XXH3_64bits_update(&st, byname, nslots * sizeof(uint32_t));
 	XXH3_64bits_update(&st, hist.p, hist.len);
 	XXH3_64bits_update(&st, v->pool, v->pool_len);
+	if (v->errors)
+		XXH3_64bits_update(&st, v->errors, v->n * 8);
 	memcpy(h.p, magic, 8);
 	put64(h.p + OFF_HIST_SUM, XXH3_64bits(hist.p, hist.len));
 	put64(h.p + OFF_DATA_SUM, XXH3_64bits_digest(&st));
@@ -143,7 +148,8 @@ int cnt_view_write_index(int fd, const cnt_view_build *v, cnt_err *err)
 	if (cnt_write_all(fd, h.p, h.len) != 0 ||
 	    cnt_write_all(fd, v->entries, v->n * sizeof(cnt_view_entry)) != 0 ||
 	    cnt_write_all(fd, byname, nslots * sizeof(uint32_t)) != 0 ||
-	    cnt_write_all(fd, hist.p, hist.len) != 0 || cnt_write_all(fd, v->pool, v->pool_len) != 0) {
+	    cnt_write_all(fd, hist.p, hist.len) != 0 || cnt_write_all(fd, v->pool, v->pool_len) != 0 ||
+	    (v->errors && cnt_write_all(fd, v->errors, v->n * 8) != 0)) {
 		cnt_err_write(err, errno, "cannot write the view index");
 		goto out;
 	}
@@ -218,7 +224,8 @@ static int check_layout(cnt_view *v, int flags, cnt_err *err)
 	if (v->pool_len > L)
 		return corrupt(v, err, "name pool size %llu is out of range", (unsigned long long)v->pool_len);
 	need = P + v->n * 32 + v->nslots * 4 + v->nbins * 16 + 8 + v->pool_len;
-	if (need != L)
+	/* The error column, if the description (checked below) says so. */
+	if (need != L && need + v->n * 8 != L)
 		return corrupt(v, err, "its sections add up to %llu bytes, the file has %llu", (unsigned long long)need,
 			(unsigned long long)L);
 	v->entries = (const cnt_view_entry *)(p + P);
@@ -249,6 +256,11 @@ static int check_layout(cnt_view *v, int flags, cnt_err *err)
 	}
 	if (v->desc.members != v->n || v->desc.head != v->head || v->desc.bins != v->nbins)
 		return corrupt(v, err, "the description's members, head or bins differ from the header's");
+	if (need + (v->desc.errors ? v->n * 8 : 0) != L)
+		return corrupt(v, err, "its sections add up to %llu bytes, the file has %llu (the description %s an error column)",
+			(unsigned long long)(need + (v->desc.errors ? v->n * 8 : 0)), (unsigned long long)L,
+			v->desc.errors ? "announces" : "has no");
+	v->errors = v->desc.errors ? p + need : NULL;
 	return 0;
 }
 
@@ -344,6 +356,47 @@ int64_t cnt_view_find(const cnt_view *v, const char *name, size_t n)
 			return pos;
 	}
 	return -1;
+}
+
+int cnt_view_error(const cnt_view *v, uint64_t i, int64_t *e, cnt_err *err)
+{
+	int64_t x;
+
+	*e = 0;
+	if (!cnt_estimate_is(v->desc.counter_type))
+		return CNT_VIEW_EXACT;
+	if (i >= v->n)
+		return corrupt(v, err, "entry %llu is past the %llu entries", (unsigned long long)i, (unsigned long long)v->n);
+	if (v->errors == NULL) {
+		if (v->desc.counter_type != CNT_CTYPE_UNIQUE || v->entries[i].value < 0)
+			return CNT_VIEW_UNKNOWN;
+		*e = cnt_estimate_unique_error((uint64_t)v->entries[i].value, CNT_ESTIMATE_P_DEFAULT);
+		return CNT_VIEW_ESTIMATE;
+	}
+	memcpy(&x, v->errors + i * 8, 8);
+	if (x < -1)
+		return corrupt(v, err, "entry %llu: error bound %lld is negative", (unsigned long long)i, (long long)x);
+	if (x == -1)
+		return CNT_VIEW_UNKNOWN;
+	*e = x;
+	return CNT_VIEW_ESTIMATE;
+}
+
+int cnt_view_value_error(const cnt_view *v, int64_t self, int64_t value, int64_t *e, cnt_err *err)
+{
+	*e = 0;
+	if (!cnt_estimate_is(v->desc.counter_type))
+		return CNT_VIEW_EXACT;
+	if (v->desc.counter_type == CNT_CTYPE_UNIQUE) {
+		if (value < 0)
+			return CNT_VIEW_UNKNOWN;
+		*e = cnt_estimate_unique_error((uint64_t)value,
+			v->desc.precision ? v->desc.precision : CNT_ESTIMATE_P_DEFAULT);
+		return CNT_VIEW_ESTIMATE;
+	}
+	if (self < 0)
+		return CNT_VIEW_ESTIMATE;
+	return cnt_view_error(v, (uint64_t)self, e, err);
 }
 
 size_t cnt_view_bin(const cnt_view *v, int64_t value)
@@ -494,6 +547,12 @@ int cnt_view_verify(const cnt_view *v, const char *dir, cnt_err *err)
 			want = d->rank_numbering == CNT_RANK_ORDINAL || o < 0 ? (uint32_t)i + 1 : p->rank;
 			if (o < 0 && d->rank_numbering == CNT_RANK_DENSE)
 				want = p->rank + 1;
+		}
+		{
+			int64_t x;
+
+			if (cnt_view_error(v, i, &x, err) < 0)
+				goto fail;
 		}
 		if (e->rank != want) {
 			corrupt(v, err, "entry %llu has rank %u, the numbering gives %u", (unsigned long long)i, e->rank, want);

@@ -40,7 +40,17 @@
  *       v with edge[i] <= v < edge[i+1] (the last bin includes its end)
  *   .   nbins u64 member counts
  *   .   S bytes: the member names, in rank order
- *   L = P + 32 n + 4 H + 16 nbins + 8 + S
+ *   .   only when the description says "errors": true (a view of an
+ *       approx or unique counter): n i64 error bounds in rank order, not
+ *       aligned (read byte-wise): each entry's absolute error at 95 %
+ *       (count/estimate.h), or -1 when unknown (an approx member whose
+ *       summed variance is negative: a corrupt bucket)
+ *   L = P + 32 n + 4 H + 16 nbins + 8 + S (+ 8 n with errors)
+ *
+ * The error column came with issue 11 under the same magic: a view written
+ * before it has no "errors" key and no column, and reads as before (its
+ * unique values at precision 14, the only one then).  A reader older than
+ * the column refuses a view with one (its sections do not add up).
  *
  * Trust.  A view is read from a file anyone may have damaged, so nothing
  * in it is used before it is checked.  Opening checks the header checksum
@@ -95,6 +105,7 @@ typedef struct cnt_view {
 	const int64_t *edges;
 	const uint64_t *counts;
 	const char *pool;
+	const uint8_t *errors;     /* the error column, 8 n bytes, or NULL */
 } cnt_view;
 
 /* What a view is built from, for cnt_view_write_index(). */
@@ -108,10 +119,12 @@ typedef struct cnt_view_build {
 	const int64_t *edges;      /* nbins + 1 */
 	const uint64_t *counts;
 	const char *fingerprints;  /* the "cnt.fingerprints" table, or NULL */
+	const int64_t *errors;     /* n error bounds in rank order, or NULL */
+	int precision;             /* a unique counter's: the smallest sketch precision; else 0 */
 } cnt_view_build;
 
-/* The description as it is written for b: b->desc with members, head and
- * bins set from b.  Appends it to out.  0, or -1 with err set. */
+/* The description as it is written for b: b->desc with members, head,
+ * bins, errors (b->errors != NULL) and precision set from b.  Appends it to out.  0, or -1 with err set. */
 int cnt_view_describe(const cnt_view_build *b, cnt_buf *out, cnt_err *err);
 
 /* Writes index.bin to fd (which must be a regular file open for writing
@@ -145,6 +158,22 @@ int cnt_view_name(const cnt_view *v, uint64_t i, const char **name, size_t *len,
 /* The entry position of member name (n bytes), or -1 when not in the view
  * (or only behind a damaged slot or entry). */
 int64_t cnt_view_find(const cnt_view *v, const char *name, size_t n);
+
+/* Whether answers from v are estimates, and the bound of one.  The error
+ * of entry i (< v->n): CNT_VIEW_EXACT (the counter is exact, min or max:
+ * *e is 0); CNT_VIEW_ESTIMATE with *e >= 0 the absolute bound at 95 %;
+ * CNT_VIEW_UNKNOWN when the bound is unknown (a negative summed variance,
+ * or an approx view without the column); -1 with err naming the file and
+ * entry when the column holds anything below -1 (corrupt).  A unique view
+ * without the column (written before issue 11) gives the bound of the
+ * entry's value at precision 14. */
+enum { CNT_VIEW_EXACT = 0, CNT_VIEW_ESTIMATE = 1, CNT_VIEW_UNKNOWN = 2 };
+int cnt_view_error(const cnt_view *v, uint64_t i, int64_t *e, cnt_err *err);
+
+/* The error of a value not in the view (an overlaid one) for member
+ * position self (-1: none): a unique view's bound of value at its
+ * precision, an approx view's the member's own (0 for a new member). */
+int cnt_view_value_error(const cnt_view *v, int64_t self, int64_t value, int64_t *e, cnt_err *err);
 
 /* The histogram bin holding value (0..nbins-1; values outside the edges
  * fall in the first or last bin). */

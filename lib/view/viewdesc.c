@@ -48,9 +48,19 @@
  *                      the audit's watermark through_ms, not a log time
  *   audit_id           string  only in a verified view: the audit entry
  *
- * A fast view has neither of the last two keys (a reader takes their
+ *   errors             true, only in a view of an approx or unique
+ *                      counter written since issue 11: index.bin then ends
+ *                      with an error column (cnt-view(5), view.h)
+ *   precision          integer 4..18, only with errors and only for a
+ *                      unique counter: the smallest sketch precision of
+ *                      the view's members (a union folds to the lower)
+ *
+ * A fast view has neither verified nor audit_id (a reader takes their
  * absence for a fast view), so its bytes are what they were before
- * verified views existed.
+ * verified views existed; likewise a view of an exact, min or max counter
+ * has neither errors nor precision.  A view of a unique counter without
+ * errors (written before issue 11) is read as precision 14, the only one
+ * sketches had then.
  *
  * Strings are valid UTF-8 (JSON text must be; a scope key from the data
  * that is not is refused when writing, not mangled) and are escaped as
@@ -84,6 +94,7 @@
 
 #include "avro/json.h"
 
+/* Indexed by cnt_counter_type: approx is CNT_CTYPE_APPROX (4). */
 static const char *const ctype_names[] = {"exact", "unique", "min", "max", "approx"};
 static const char *const scope_names[] = {"global", "region", "cohort"};
 static const char *const tie_names[] = {"earliest_achiever", "latest_achiever", "member_ref_asc"};
@@ -190,6 +201,12 @@ static int check(const cnt_viewdesc *d, cnt_err *err)
 		return cnt_err_set(err, "$.counter_version: expected null or a version from 1");
 	if ((unsigned)d->counter_type > CNT_CTYPE_APPROX)
 		return cnt_err_set(err, "$.counter_type: out of range");
+	if (d->errors && d->counter_type != CNT_CTYPE_UNIQUE && d->counter_type != CNT_CTYPE_APPROX)
+		return cnt_err_set(err, "$.errors: only a view of an approx or unique counter has an error column");
+	if (d->precision && (!d->errors || d->counter_type != CNT_CTYPE_UNIQUE))
+		return cnt_err_set(err, "$.precision: only a unique counter's view with errors has one");
+	if (d->precision && (d->precision < 4 || d->precision > 18))
+		return cnt_err_set(err, "$.precision: %d is out of range (4..18)", d->precision);
 	if ((unsigned)d->scope_kind > CNT_SCOPE_COHORT)
 		return cnt_err_set(err, "$.scope_kind: out of range");
 	if (d->scope_kind == CNT_SCOPE_GLOBAL && strcmp(d->scope, "global") != 0)
@@ -293,6 +310,8 @@ int cnt_viewdesc_write(const cnt_viewdesc *d, cnt_buf *out, cnt_err *err)
 		cnt_buf_printf(out, ",\"histogram\":{\"scale\":\"%s\",\"bins\":%" PRIu64 "}", scale_names[d->hist_scale], d->bins) ||
 		cnt_buf_printf(out, ",\"members\":%" PRIu64 ",\"head\":%" PRIu64, d->members, d->head) ||
 		(d->verified && (cnt_buf_printf(out, ",\"verified\":true") || put_str(out, "audit_id", d->audit_id))) ||
+		(d->errors && cnt_buf_printf(out, ",\"errors\":true")) ||
+		(d->precision && put_int(out, "precision", d->precision)) ||
 		cnt_buf_putc(out, '}');
 	if (rc) {
 		out->len = start;
@@ -463,6 +482,16 @@ static int parse(cnt_viewdesc *d, json_t *j, cnt_err *err)
 			return -1;
 	} else if (json_object_get(j, "audit_id") != NULL) {
 		return cnt_err_set(err, "$.audit_id: only a verified view has one");
+	}
+	if ((x = json_object_get(j, "errors")) != NULL) {
+		if (!json_is_true(x))
+			return cnt_err_set(err, "$.errors: expected true (a view without an error column has no such key)");
+		d->errors = 1;
+	}
+	if (json_object_get(j, "precision") != NULL) {
+		if (get_int(j, "$", "precision", 4, 18, &i64, NULL, err) != 0)
+			return -1;
+		d->precision = (int)i64;
 	}
 	return check(d, err);
 }

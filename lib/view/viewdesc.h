@@ -52,6 +52,11 @@ typedef struct cnt_viewdesc {
 	 * 0 and NULL for a fast view (the keys are not written). */
 	int verified;
 	const char *audit_id;
+	/* A view of an approx or unique counter: 1 when index.bin carries the
+	 * error column (view.h); precision (unique only, else 0) the smallest
+	 * sketch precision of its members.  0 and 0: not written. */
+	int errors;
+	int precision;
 	void *json_;                      /* the parsed document, for the strings */
 } cnt_viewdesc;
 

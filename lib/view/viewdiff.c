@@ -3,6 +3,8 @@
  */
 #include "view/viewdiff.h"
 
+#include "count/estimate.h"
+
 #include <errno.h>
 #include <math.h>
 #include <string.h>
@@ -26,7 +28,7 @@ int cnt_viewdiff_values_equal(cnt_counter_type t, int64_t a, int64_t b, double t
 
 	if (a == b)
 		return 1;
-	if (t != CNT_CTYPE_UNIQUE)
+	if (!cnt_estimate_is(t))
 		return 0;
 	return fabs((double)a - (double)b) <= tol * (da > db ? da : db);
 }
@@ -266,7 +268,26 @@ int cnt_viewdiff(const char *ldir, const char *rdir, const cnt_viewdiff_opts *o,
 	c.st = st;
 	c.type = L.desc.counter_type;
 	st->sketch = c.type == CNT_CTYPE_UNIQUE;
-	c.tol = st->sketch ? (o->tolerance < 0 ? CNT_VIEWDIFF_DEFAULT_TOLERANCE : o->tolerance) : 0;
+	st->from = CNT_VIEWDIFF_TOL_EXACT;
+	if (cnt_estimate_is(c.type)) {
+		const cnt_counter *ctr = o->defs ? cnt_defs_counter(o->defs, L.desc.tenant_id, strlen(L.desc.tenant_id),
+			L.desc.counter_id, strlen(L.desc.counter_id)) : NULL;
+		const cnt_counter_version *cv = ctr == NULL ? NULL : L.desc.counter_version ?
+			cnt_counter_version_get(ctr, L.desc.counter_version) : cnt_counter_version_latest(ctr);
+
+		if (o->tolerance >= 0) {
+			c.tol = o->tolerance;
+			st->from = CNT_VIEWDIFF_TOL_OPTION;
+		} else if (cv != NULL && cnt_estimate_declared(cv) > 0) {
+			c.tol = cnt_estimate_declared(cv);
+			st->from = CNT_VIEWDIFF_TOL_DECLARED;
+		} else if (st->sketch) {
+			c.tol = CNT_VIEWDIFF_DEFAULT_TOLERANCE;
+			st->from = CNT_VIEWDIFF_TOL_DEFAULT;
+		}
+		if (c.tol <= 0)
+			st->from = CNT_VIEWDIFF_TOL_EXACT;
+	}
 	st->tolerance = c.tol;
 	st->left = L.n;
 	st->right = R.n;

@@ -8,8 +8,11 @@
  * the members compared below).  Then every member of index.bin - not only
  * the materialised head - by member_ref: its value, its rank and its
  * last_event_time.  Values of an exact, min or max board are compared
- * exactly.  On a sketch-backed (unique) board the values are estimates: two
- * are equal when |a - b| <= tolerance * max(|a|, |b|), and, when the
+ * exactly.  On a sketch-backed (unique) or approx board the values are
+ * estimates: two are equal when |a - b| <= tolerance * max(|a|, |b|), the
+ * tolerance being --tolerance, else the counter version's declared
+ * tolerated_error (with definitions), else for a unique board the default
+ * below, else 0 (an approx board without any); and, when the
  * tolerance is not 0, a member whose values are equal so has its rank
  * accepted whatever it is (its rank moves with its neighbours' estimates,
  * each checked on its own).
@@ -50,12 +53,21 @@
  * above 99.7 %). */
 #define CNT_VIEWDIFF_DEFAULT_TOLERANCE (3 * CNT_VIEWDIFF_HLL_SE)
 
+/* Where the tolerance applied came from. */
+typedef enum {
+	CNT_VIEWDIFF_TOL_EXACT,    /* 0: an exact, min or max board (or none) */
+	CNT_VIEWDIFF_TOL_OPTION,   /* --tolerance */
+	CNT_VIEWDIFF_TOL_DECLARED, /* the counter version's tolerated_error */
+	CNT_VIEWDIFF_TOL_DEFAULT   /* CNT_VIEWDIFF_DEFAULT_TOLERANCE */
+} cnt_viewdiff_tol_from;
+
 typedef struct cnt_viewdiff_opts {
-	double tolerance;     /* for sketch-backed boards; < 0: the default above */
+	double tolerance;     /* for estimated boards; < 0: not given (above) */
 	int64_t max_shown;    /* print at most this many differences; -1: all */
 	int quiet;            /* print none */
 	int fd;               /* where the lines go */
 	void (*tick)(uint64_t);  /* members read, for progress; may be NULL */
+	const cnt_defs *defs;    /* for declared tolerances, or NULL */
 } cnt_viewdiff_opts;
 
 typedef struct cnt_viewdiff_stats {
@@ -66,6 +78,7 @@ typedef struct cnt_viewdiff_stats {
 	uint64_t shown;                   /* lines printed */
 	double tolerance;                 /* the tolerance applied (0: exact board) */
 	int sketch;                       /* 1: a sketch-backed board */
+	cnt_viewdiff_tol_from from;       /* where the tolerance came from */
 } cnt_viewdiff_stats;
 
 /* Compares the views in the version directories ldir and rdir (each
@@ -83,7 +96,7 @@ static inline int cnt_viewdiff_differ(const cnt_viewdiff_stats *st)
 }
 
 /* Whether two values of a board of type t are equal under tolerance tol
- * (exact unless t is CNT_CTYPE_UNIQUE). */
+ * (exact unless t is CNT_CTYPE_UNIQUE or CNT_CTYPE_APPROX). */
 int cnt_viewdiff_values_equal(cnt_counter_type t, int64_t a, int64_t b, double tol);
 
 #endif

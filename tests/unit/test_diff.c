@@ -72,7 +72,7 @@ static int lines_in(int fd)
 static void test_differences(void)
 {
 	int l = buckets("abd", "123"), r = buckets("bcd", "224"), out = out_file();
-	cnt_diff_opts o = {0, -1, 0, out, NULL};
+	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0};
 	cnt_diff_stats st;
 	cnt_err err;
 
@@ -93,7 +93,7 @@ static void test_differences(void)
 static void test_equal_and_limits(void)
 {
 	int l = buckets("ab", "12"), r = buckets("ab", "12"), out = out_file();
-	cnt_diff_opts o = {0, -1, 0, out, NULL};
+	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0};
 	cnt_diff_stats st;
 	cnt_err err;
 
@@ -117,7 +117,7 @@ static void test_equal_and_limits(void)
 static void test_unsorted_side_refused(void)
 {
 	int l = buckets("ba", "12"), r = buckets("ab", "12"), out = out_file();
-	cnt_diff_opts o = {0, -1, 0, out, NULL};
+	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0};
 	cnt_diff_stats st;
 	cnt_err err;
 
@@ -131,7 +131,7 @@ static void test_unsorted_side_refused(void)
 static void test_write_error(void)
 {
 	int l = buckets("a", "1"), r = buckets("a", "2"), full = open("/dev/full", O_WRONLY);
-	cnt_diff_opts o = {0, -1, 0, full, NULL};
+	cnt_diff_opts o = {0, -1, 0, full, NULL, NULL, 0};
 	cnt_diff_stats st;
 	cnt_err err;
 

@@ -294,8 +294,8 @@ static void test_answers(void)
 	char dir[300];
 
 	a = ask("top 2", NOW, NULL, NULL);
-	CHECK_EQ_STR(a.json, HEAD ",\"top\":2,\"offset\":0,\"members\":7,\"entries\":[{\"member_ref\":\"p1\",\"rank\":1,\"value\":100,"
-		"\"last_event_time\":1772359200000},{\"member_ref\":\"p2\",\"rank\":2,\"value\":90,\"last_event_time\":1772359200000}]}\n");
+	CHECK_EQ_STR(a.json, HEAD ",\"top\":2,\"offset\":0,\"members\":7,\"estimate\":false,\"entries\":[{\"member_ref\":\"p1\",\"rank\":1,\"value\":100,\"estimate\":false,"
+		"\"last_event_time\":1772359200000},{\"member_ref\":\"p2\",\"rank\":2,\"value\":90,\"estimate\":false,\"last_event_time\":1772359200000}]}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\n"
 		"       1  p1                                        100\n"
 		"       2  p2                                         90\n");
@@ -324,22 +324,22 @@ static void test_answers(void)
 	CHECK(strstr(a.table, "\ntoken cnt1:b:global:1:00000000000000ff\n") != NULL);
 	ask_token = NULL;
 	a = ask("rank p3", NOW, NULL, NULL);
-	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p3\",\"found\":true,\"value\":80,\"kind\":\"exact\",\"rank\":3}\n");
+	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p3\",\"found\":true,\"value\":80,\"estimate\":false,\"kind\":\"exact\",\"rank\":3}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\np3: value 80, rank 3\n");
 	a = ask("rank p4", NOW, NULL, NULL);
-	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p4\",\"found\":true,\"value\":75,\"kind\":\"band\",\"rank_band\":[4,5],"
+	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p4\",\"found\":true,\"value\":75,\"estimate\":false,\"kind\":\"band\",\"rank_band\":[4,5],"
 		"\"top_percent_band\":[42.857,71.429]}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\np4: value 75, rank between 4 and 5 (histogram band)\n");
 	a = ask("value p6", NOW, NULL, NULL);
-	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p6\",\"found\":true,\"value\":40}\n");
+	CHECK_EQ_STR(a.json, HEAD ",\"member_ref\":\"p6\",\"found\":true,\"value\":40,\"estimate\":false}\n");
 	CHECK_EQ_STR(a.table, THEAD TFAST "\np6: value 40\n");
 	a = ask("rank nobody", NOW + 3600000, NULL, NULL);
 	CHECK(strstr(a.json, "\"stale\":true") != NULL);
 	CHECK(strstr(a.json, ",\"member_ref\":\"nobody\",\"found\":false}\n") != NULL);
 	CHECK_EQ_STR(a.table, THEAD "  STALE" TFAST "\nnobody: not in this view\n");
 	a = ask("around p4 1", NOW, NULL, NULL);
-	CHECK(strstr(a.json, ",\"neighbourhood\":[{\"member_ref\":\"p3\",\"rank\":3,\"value\":80,\"last_event_time\":1772359200000},"
-		"{\"member_ref\":\"p4\",\"value\":75,") != NULL);
+	CHECK(strstr(a.json, ",\"neighbourhood\":[{\"member_ref\":\"p3\",\"rank\":3,\"value\":80,\"estimate\":false,\"last_event_time\":1772359200000},"
+		"{\"member_ref\":\"p4\",\"value\":75,\"estimate\":false,") != NULL);
 	CHECK(strstr(a.table, "       -  p5                                         70\n") != NULL);
 	a = ask("around nobody 1", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"found\":false}") != NULL);
@@ -446,19 +446,19 @@ static void test_overlay(void)
 	CHECK_EQ_INT(write_events(path, evs, sizeof(evs) / sizeof(evs[0])), 0);
 	a = ask("rank p7", NOW, NULL, path);
 	CHECK_EQ_INT(a.rc, 0);
-	CHECK(strstr(a.json, ",\"member_ref\":\"p7\",\"overlay\":{\"events\":1,\"delta\":85,\"retracted\":0},\"found\":true,\"value\":95,"
+	CHECK(strstr(a.json, ",\"member_ref\":\"p7\",\"overlay\":{\"events\":1,\"delta\":85,\"retracted\":0},\"found\":true,\"value\":95,\"estimate\":false,"
 		"\"kind\":\"exact\",\"rank\":2}") != NULL);
 	a = ask("rank p6", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"value\":58,\"kind\":\"band\",\"rank_band\":[6,6]") != NULL);
+	CHECK(strstr(a.json, "\"value\":58,\"estimate\":false,\"kind\":\"band\",\"rank_band\":[6,6]") != NULL);
 	a = ask("rank p5", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"value\":20,\"kind\":\"band\",\"rank_band\":[6,6]") != NULL);
+	CHECK(strstr(a.json, "\"value\":20,\"estimate\":false,\"kind\":\"band\",\"rank_band\":[6,6]") != NULL);
 	a = ask("rank newbie", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"found\":true,\"value\":1,\"kind\":\"band\",\"rank_band\":[8,8],\"top_percent_band\":[87.500,100.000]") != NULL);
+	CHECK(strstr(a.json, "\"found\":true,\"value\":1,\"estimate\":false,\"kind\":\"band\",\"rank_band\":[8,8],\"top_percent_band\":[87.500,100.000]") != NULL);
 	a = ask("around newbie 1", NOW, NULL, path);
 	CHECK_EQ_INT(a.rc, -1);
 	CHECK_EQ_STR(a.err.msg, "around: 'newbie' is not in the view; ask for its rank instead");
 	a = ask("rank p2", NOW, NULL, path);
-	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0,\"retracted\":0},\"found\":true,\"value\":90,\"kind\":\"exact\",\"rank\":2") != NULL);
+	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0,\"retracted\":0},\"found\":true,\"value\":90,\"estimate\":false,\"kind\":\"exact\",\"rank\":2") != NULL);
 	a = ask("value nobody", NOW, NULL, path);
 	CHECK(strstr(a.json, "\"overlay\":{\"events\":0,\"delta\":0,\"retracted\":0},\"found\":false}") != NULL);
 	/* a compensation of an overlay event (p6's e5) takes it out, before

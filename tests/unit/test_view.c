@@ -493,7 +493,7 @@ static void test_viewdir_write_open_verify(void)
 		e[i].rank = (uint32_t)i + 1;
 		memcpy(pool + 2 * i, fx_cap3[i].name, 2);
 	}
-	vb = (cnt_view_build){&d, 7, 3, e, pool, 14, 10, fx_cap3_edges, counts, NULL};
+	vb = (cnt_view_build){&d, 7, 3, e, pool, 14, 10, fx_cap3_edges, counts, NULL, NULL, 0};
 	snprintf(root, sizeof(root), "%s/views", tmpdir);
 	CHECK_EQ_INT(cnt_viewdir_path(sdir, sizeof(sdir), root, "b", "global"), 0);
 	CHECK_EQ_INT(cnt_viewdir_next(sdir, &version, &err), 0);
@@ -542,7 +542,7 @@ static void test_viewdir_publish_freeze_scopes(void)
 	static const int64_t edges[] = {0, 1};
 	static const uint64_t counts[] = {0};
 	char sdir[256], buf[128], link[300];
-	cnt_view_build vb = {&d, 0, 0, NULL, "", 0, 1, edges, counts, NULL};
+	cnt_view_build vb = {&d, 0, 0, NULL, "", 0, 1, edges, counts, NULL, NULL, 0};
 	cnt_err err;
 	int version = -1;
 	char **dirs = NULL;
@@ -598,6 +598,94 @@ static void test_viewdir_publish_freeze_scopes(void)
 	CHECK_EQ_INT(cnt_viewdir_scopes(sdir, "nope", &dirs, &n, &err), -1);
 }
 
+/* The error column (issue 11): written and read back, an old unique view
+ * without it read at precision 14, a bound below -1 refused, and a
+ * description and a column that disagree refused. */
+static void test_error_column(void)
+{
+	static const int64_t errs[] = {5, 4, 0, -1, 3, 2, 1};
+	cnt_viewdesc d = fx_desc(0, CNT_TIE_EARLIEST_ACHIEVER, CNT_RANK_COMPETITION, 3);
+	cnt_view v;
+	cnt_err err;
+	uint8_t *img = NULL, *bad;
+	size_t len = 0;
+	int64_t e;
+
+	/* exact: no column, every answer exact */
+	CHECK_EQ_INT(fx_image(&d, fx_cap3, 7, 3, fx_cap3_edges, 10, &img, &len, &err), 0);
+	CHECK_EQ_INT(cnt_view_open_mem(&v, img, len, "f/index.bin", 0, &err), 0);
+	CHECK_EQ_INT(cnt_view_error(&v, 0, &e, &err), CNT_VIEW_EXACT);
+	CHECK_EQ_INT(e, 0);
+	cnt_view_close(&v);
+	free(img);
+	/* unique, written before the column: value 100 at p = 14 gives 2 */
+	d.counter_type = CNT_CTYPE_UNIQUE;
+	CHECK_EQ_INT(fx_image(&d, fx_cap3, 7, 3, fx_cap3_edges, 10, &img, &len, &err), 0);
+	CHECK_EQ_INT(cnt_view_open_mem(&v, img, len, "f/index.bin", 0, &err), 0);
+	CHECK_EQ_INT(cnt_view_error(&v, 0, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 2);        /* ceil(2.0384 * 100 / 128) */
+	CHECK_EQ_INT(cnt_view_value_error(&v, -1, 1000, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 16);
+	cnt_view_close(&v);
+	free(img);
+	/* approx with the column */
+	d.counter_type = CNT_CTYPE_APPROX;
+	fx_errors = errs;
+	CHECK_EQ_INT(fx_image(&d, fx_cap3, 7, 3, fx_cap3_edges, 10, &img, &len, &err), 0);
+	fx_errors = NULL;
+	CHECK_EQ_INT(cnt_view_open_mem(&v, img, len, "f/index.bin", 0, &err), 0);
+	CHECK_EQ_INT(v.desc.errors, 1);
+	CHECK_EQ_INT(v.desc.precision, 0);
+	CHECK_EQ_INT(cnt_view_error(&v, 0, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 5);
+	CHECK_EQ_INT(cnt_view_error(&v, 6, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 1);
+	CHECK_EQ_INT(cnt_view_error(&v, 3, &e, &err), CNT_VIEW_UNKNOWN);
+	CHECK_EQ_INT(cnt_view_value_error(&v, 1, 95, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 4);        /* the member's own */
+	CHECK_EQ_INT(cnt_view_verify(&v, NULL, &err), 0);
+	cnt_view_close(&v);
+	/* a bound below -1: corrupt, on read and in verify */
+	good_parts = parts_of(img);
+	bad = copy_of(img, len);
+	wr64(bad + len - 8, (uint64_t)-5);
+	reseal(bad);
+	CHECK_EQ_INT(cnt_view_open_mem(&v, bad, len, "f/index.bin", 0, &err), 0);
+	CHECK_EQ_INT(cnt_view_error(&v, 6, &e, &err), -1);
+	CHECK(strstr(err.msg, "entry 6: error bound -5 is negative") != NULL);
+	CHECK_EQ_INT(cnt_view_verify(&v, NULL, &err), -1);
+	cnt_view_close(&v);
+	free(bad);
+	/* the column cut off, its length and checksums forged: the
+	 * description announces a column the file does not have */
+	bad = copy_of(img, len - 56);
+	wr64(bad + 32, len - 56);
+	good_parts.len = len - 56;
+	reseal(bad);
+	CHECK(refused(bad, len - 56, "(the description announces an error column)"));
+	free(bad);
+	free(img);
+	/* a unique view with the column carries its precision */
+	d.counter_type = CNT_CTYPE_UNIQUE;
+	fx_errors = errs;
+	fx_precision = 16;
+	CHECK_EQ_INT(fx_image(&d, fx_cap3, 7, 3, fx_cap3_edges, 10, &img, &len, &err), 0);
+	fx_errors = NULL;
+	fx_precision = 0;
+	CHECK_EQ_INT(cnt_view_open_mem(&v, img, len, "f/index.bin", 0, &err), 0);
+	CHECK_EQ_INT(v.desc.precision, 16);
+	CHECK_EQ_INT(cnt_view_value_error(&v, -1, 1000, &e, &err), CNT_VIEW_ESTIMATE);
+	CHECK_EQ_INT(e, 8);
+	cnt_view_close(&v);
+	free(img);
+	/* an exact view cannot carry a column */
+	d.counter_type = CNT_CTYPE_EXACT;
+	fx_errors = errs;
+	CHECK_EQ_INT(fx_image(&d, fx_cap3, 7, 3, fx_cap3_edges, 10, &img, &len, &err), -1);
+	fx_errors = NULL;
+	CHECK(strstr(err.msg, "$.errors: only a view of an approx or unique counter") != NULL);
+}
+
 static void test_viewdir_path(void)
 {
 	char b[64];
@@ -629,6 +717,7 @@ int main(void)
 	RUN(test_viewdir_write_open_verify);
 	RUN(test_viewdir_publish_freeze_scopes);
 	RUN(test_viewdir_path);
+	RUN(test_error_column);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);

@@ -78,7 +78,7 @@ static void test_values_equal(void)
 static void test_ignored_fields(void)
 {
 	cnt_viewdesc d = fx_desc(0, CNT_TIE_EARLIEST_ACHIEVER, CNT_RANK_COMPETITION, 10);
-	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL};
+	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL, NULL};
 	cnt_viewdiff_stats st;
 	char l[400], r[400], out[4096];
 	cnt_err err;
@@ -110,7 +110,7 @@ static void test_shifted_positions(void)
 	static const fx_member right[] = {
 		{"z", 50, FX_T0}, {"a", 10, FX_T0}, {"b", 8, FX_T0 + 30 * FX_MIN}, {"d", 8, FX_T0 + 30 * FX_MIN},
 		{"c", 8, FX_T0 + 60 * FX_MIN}};
-	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL};
+	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL, NULL};
 	cnt_viewdiff_stats st;
 	char l[400], r[400], out[4096];
 	cnt_err err;
@@ -144,7 +144,7 @@ static void test_sketch_tolerance(void)
 	cnt_viewdesc d = fx_desc(0, CNT_TIE_MEMBER_REF_ASC, CNT_RANK_COMPETITION, 10);
 	static const fx_member left[] = {{"a", 1000, FX_T0}, {"b", 995, FX_T0}, {"c", 500, FX_T0}};
 	static const fx_member right[] = {{"b", 1005, FX_T0}, {"a", 1000, FX_T0}, {"c", 500, FX_T0 + 1}};
-	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL};
+	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL, NULL};
 	cnt_viewdiff_stats st;
 	char l[400], r[400], out[4096];
 	cnt_err err;
@@ -176,7 +176,7 @@ static void test_sketch_tolerance(void)
 static void test_trouble(void)
 {
 	cnt_viewdesc d = fx_desc(0, CNT_TIE_EARLIEST_ACHIEVER, CNT_RANK_COMPETITION, 10);
-	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL};
+	cnt_viewdiff_opts o = {-1, -1, 0, -1, NULL, NULL};
 	cnt_viewdiff_stats st;
 	char l[400], r[400], path[500], out[64];
 	cnt_err err;

@@ -72,6 +72,10 @@ static inline int fx_tied(const cnt_viewdesc *d, const fx_member *a, const fx_me
 	return a->value == b->value && (d->ntie_break == 1 || a->last == b->last);
 }
 
+/* An error column and precision for the next fx_image() (NULL: none). */
+static const int64_t *fx_errors;
+static int fx_precision;
+
 /* Writes the index of m[0..n) (in rank order) into a new aligned image
  * (*img, *len; the caller frees *img).  0, or -1 with err set. */
 static inline int fx_image(const cnt_viewdesc *d, const fx_member *m, size_t n, size_t head, const int64_t *edges,
@@ -117,6 +121,9 @@ static inline int fx_image(const cnt_viewdesc *d, const fx_member *m, size_t n, 
 	vb.nbins = nbins;
 	vb.edges = edges;
 	vb.counts = counts;
+	vb.fingerprints = NULL;
+	vb.errors = fx_errors;
+	vb.precision = fx_precision;
 	if (cnt_view_write_index(fileno(f), &vb, err) != 0)
 		goto out;
 	sz = lseek(fileno(f), 0, SEEK_END);
