@@ -1,6 +1,4 @@
 #!/usr/bin/env bats
-# PENDING: enable after part 1 (type approx, tolerated_error) is merged:
-#   git mv tests/pending/estimate-approx.bats tests/
 # Estimates of approx counters (issue 11, part 3; needs part 1's
 # `type: "approx"` and `tolerated_error` in the definitions).  Bucket files
 # are written here by an independent writer (python3-avro) with chosen
@@ -21,7 +19,7 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 	# the views' definitions plus utc/apx (approx, 5 %) and its board
 	jq '.counters += [{"tenant_id":"utc","counter_id":"apx","versions":[{"version":1,"type":"approx",
-		"tolerated_error":0.05,"lateness_horizon_s":31536000}]}] |
+		"tolerated_error":0.05,"bounds_lo":-1000000,"bounds_hi":1000000,"lateness_horizon_s":31536000}]}] |
 	    .leaderboards += [{"board_id":"ov_apx","tenant_id":"utc","counter_id":"apx","window":"all_time",
 		"materialised_cap":10,"freshness_budget_s":600}]' "$DEFS" >defs.json
 	D=$PWD/defs.json

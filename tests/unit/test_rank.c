@@ -304,14 +304,14 @@ static void test_answers(void)
 	/* pages of the head (cap 3): positions offset + 1 .. */
 	ask_offset = 1;
 	a = ask("top 2", NOW, NULL, NULL);
-	CHECK(strstr(a.json, "\"top\":2,\"offset\":1,\"members\":7,\"entries\":[{\"member_ref\":\"p2\",\"rank\":2") != NULL);
+	CHECK(strstr(a.json, "\"top\":2,\"offset\":1,\"members\":7,\"estimate\":false,\"entries\":[{\"member_ref\":\"p2\",\"rank\":2") != NULL);
 	CHECK(strstr(a.json, "{\"member_ref\":\"p3\",\"rank\":3") != NULL);
 	ask_offset = 2;
 	a = ask("top 5", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"top\":1,\"offset\":2,") != NULL && strstr(a.json, "p2") == NULL);
 	ask_offset = 3;
 	a = ask("top 5", NOW, NULL, NULL);
-	CHECK(strstr(a.json, "\"top\":0,\"offset\":3,\"members\":7,\"entries\":[]}") != NULL);
+	CHECK(strstr(a.json, "\"top\":0,\"offset\":3,\"members\":7,\"estimate\":false,\"entries\":[]}") != NULL);
 	ask_offset = UINT64_MAX;   /* no overflow */
 	a = ask("top 5", NOW, NULL, NULL);
 	CHECK(strstr(a.json, "\"top\":0,") != NULL);
