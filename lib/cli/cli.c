@@ -384,13 +384,34 @@ cnt_codec_id cnt_cli_codec(const char *opt, const char *s)
 
 /* ---- inputs and outputs ----------------------------------------------------- */
 
+/* SIGINT, SIGTERM and SIGHUP held back (into *old the mask before), so
+ * that a temporary file is never between existing and being registered
+ * for removal, nor between being unregistered and renamed into place: a
+ * signal then arrives just after, when on_signal() knows every temporary. */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
 void cnt_cli_out(cnt_out *o, const char *path)
 {
 	cnt_err err;
+	sigset_t old;
+	int rc;
 
-	if (cnt_out_open(o, path, &err) != 0)
+	hold_signals(&old);
+	rc = cnt_out_open(o, path, &err);
+	if (rc == 0)
+		cnt_cli_register(o);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
 		cnt_die_err(&err);
-	cnt_cli_register(o);
 }
 
 void cnt_cli_avro_out(cnt_out *o, const char *path, int codec_set, cnt_codec_id *codec)
@@ -405,9 +426,14 @@ void cnt_cli_avro_out(cnt_out *o, const char *path, int codec_set, cnt_codec_id 
 void cnt_cli_commit(cnt_out *o)
 {
 	cnt_err err;
+	sigset_t old;
+	int rc;
 
+	hold_signals(&old);
 	cnt_cli_unregister(o);
-	if (cnt_out_commit(o, &err) != 0)
+	rc = cnt_out_commit(o, &err);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
 		cnt_die_err(&err);
 }
 
