@@ -199,6 +199,35 @@ close43() {
 	[[ ${lines[3]} =~ ^\ +2\ +7000\ +1\ +7000\ +1\ \ m-b$ ]]
 }
 
+@test "a unique board's season: every standing is an estimate with its bound at 95 %, sealed, shown and tabled" {
+	# acme/visitors: distinct visitors per member (unique, precision 14);
+	# its bound is ceil(1.96 * 1.04 / sqrt(2^14) * U): 1 for U = 3 and U = 1
+	jq '.counters += [{tenant_id: "acme", counter_id: "visitors", versions: [{version: 1, type: "unique",
+		lateness_horizon_s: 172800, windows: ["all_time", "season"]}]}]
+	| .leaderboards += [{board_id: "acme-visitors", tenant_id: "acme", counter_id: "visitors", window: "season",
+		scope_kind: "global", tie_break: ["member_ref_asc"], rank_numbering: "competition",
+		materialised_cap: 100, freshness_budget_s: 60}]
+	| .seasons += [{season_id: "v43", board_id: "acme-visitors", opens_at: "2026-10-19T00:00:00",
+		closes_at: "2026-10-26T00:00:00", timezone: "Europe/Berlin", state: "open"}]' "$DEFS" >vdefs.json
+	for i in 1 2 3; do
+		printf '{"idempotency_key":"v%s","tenant_id":"acme","counter_id":"visitors","member_ref":"m-a","item":"u%s","delta":1,"event_time":"2026-10-20T10:00:00Z"}\n' "$i" "$i"
+	done >v.jsonl
+	printf '{"idempotency_key":"v9","tenant_id":"acme","counter_id":"visitors","member_ref":"m-b","item":"u1","delta":1,"event_time":"2026-10-21T10:00:00Z"}\n' >>v.jsonl
+	cnt-ingest -d vdefs.json --now 2026-10-22T00:00:00Z --max-past 400d -o v.avro v.jsonl
+	cnt-dedup -d vdefs.json v.avro | cnt-window -d vdefs.json | cnt-accumulate -o vb.avro
+	run -0 cnt-seal close -d vdefs.json --season v43 --sealed sealed --now "$SEAL_AT" vb.avro
+	jq -e -s 'map([.member_ref, .final_value, .final_rank, .estimate, .final_error]) ==
+		[["m-a", 3, 1, true, 1], ["m-b", 1, 2, true, 1]]' sealed/v43/global/standings.jsonl
+	run -0 cnt-seal show --season v43 --sealed sealed
+	echo "$output" | jq -e -s 'map([.member_ref, .estimate, .final_error]) == [["m-a", true, 1], ["m-b", true, 1]]'
+	run -0 cnt-seal show --season v43 --sealed sealed -F table
+	[[ ${lines[2]} =~ ^\ +1\ +~3\ \+-1\ +1\ +3\ +0\ \ m-a$ ]]
+	cnt-seal verify --sealed sealed
+	# an exact board's standings stay as they were: no estimate, no bound
+	close43
+	jq -e -s 'all(.[]; has("estimate") == false and has("final_error") == false)' sealed/w43/global/standings.jsonl
+}
+
 @test "correct is idempotent: the same retractions again publish nothing; corrections chain onto corrections" {
 	close43
 	cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \

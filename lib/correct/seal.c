@@ -107,6 +107,15 @@ static int int_field(json_t *rec, const char *key, int64_t lo, int64_t hi, int64
 	return 0;
 }
 
+/* The final value of an approx or unique board is an estimate: the
+ * standing says so, with its bound at 95 % (count/estimate.h), null when
+ * unknown.  0, or -1 when out of memory. */
+static int seal_estimate(json_t *rec, int64_t error)
+{
+	return json_object_set_new(rec, "estimate", json_true()) ||
+	       json_object_set_new(rec, "final_error", error < 0 ? json_null() : json_integer(error));
+}
+
 static int time_field(json_t *rec, const char *key, int64_t *ms)
 {
 	const char *s = str_field(rec, key);
@@ -474,6 +483,7 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 			    json_object_set_new(rec, "member_ref", json_stringn(vb.pool + en->name_off, en->name_len)) ||
 			    json_object_set_new(rec, "final_value", json_integer(en->value)) ||
 			    json_object_set_new(rec, "final_rank", json_integer(en->rank)) ||
+			    (vb.errors && seal_estimate(rec, vb.errors[k])) ||
 			    json_object_set_new(rec, "sealed_at", time_json(now)) ||
 			    json_dump_line(rec, &o->bytes) != 0)
 				goto nomem;
@@ -533,6 +543,8 @@ typedef struct smember {
 	size_t len;
 	int has_final, present;
 	int64_t final_value, final_rank, value, rank;
+	int estimate;               /* the final value is an estimate ... */
+	int64_t final_error;        /* ... within this bound at 95 % (-1: unknown) */
 	json_t *corr;               /* show: the member's corrections */
 } smember;
 
@@ -697,6 +709,14 @@ static int standing_line(const cnt_seal_dir *s, const cnt_seal_entry *e, sscope 
 	sm->has_final = sm->present = 1;
 	sm->final_value = sm->value = v;
 	sm->final_rank = sm->rank = r;
+	sm->final_error = -1;
+	if (json_object_get(rec, "final_error") != NULL) {
+		json_t *fe = json_object_get(rec, "final_error");
+
+		if (!json_is_null(fe) && int_field(rec, "final_error", 0, INT64_MAX, &sm->final_error) != 0)
+			return bad_rec(s, e, line, "final_error is not a bound (an integer >= 0, or null)", err);
+		sm->estimate = 1;
+	}
 	return 0;
 }
 
@@ -1174,11 +1194,16 @@ static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table
 		const smember *m = &c.m[i];
 
 		if (table) {
-			char fr[24] = "-", fv[24] = "-", r[24] = "-", v[24] = "-";
+			char fr[24] = "-", fv[64] = "-", r[24] = "-", v[24] = "-";
 
 			if (m->has_final) {
 				snprintf(fr, sizeof(fr), "%" PRId64, m->final_rank);
-				snprintf(fv, sizeof(fv), "%" PRId64, m->final_value);
+				if (!m->estimate)
+					snprintf(fv, sizeof(fv), "%" PRId64, m->final_value);
+				else if (m->final_error >= 0)
+					snprintf(fv, sizeof(fv), "~%" PRId64 " +-%" PRId64, m->final_value, m->final_error);
+				else
+					snprintf(fv, sizeof(fv), "~%" PRId64 " +-?", m->final_value);
 			}
 			if (m->present) {
 				snprintf(r, sizeof(r), "%" PRId64, m->rank);
@@ -1197,6 +1222,7 @@ static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table
 		    json_object_set_new(rec, "member_ref", json_stringn(m->name, m->len)) ||
 		    put_opt(rec, "final_value", m->has_final, m->final_value) ||
 		    put_opt(rec, "final_rank", m->has_final, m->final_rank) ||
+		    (m->estimate && seal_estimate(rec, m->final_error)) ||
 		    json_object_set_new(rec, "sealed_at", json_string(st->at)) ||
 		    put_opt(rec, "value", m->present, m->value) ||
 		    put_opt(rec, "rank", m->present, m->rank) ||
