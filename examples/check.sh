@@ -371,9 +371,13 @@ same "cnt-rank top 10" "$dir/top.exp" "$dir/top.act"
 "$BIN/cnt-cat" "$f/views/$BOARD/global/current/view.avro" |
 	jq -c '[.member_ref, .rank, .value, .last_event_time]' | head -n 10 >"$dir/head.act" 2>&1
 same "the view's head (view.avro)" "$dir/top.exp" "$dir/head.act"
-sed -n '/^== 22\./,/^$/p' "$dir/demo.out" | sed '1,2d;/^$/d' |
+sed -n '/^== 22\./,/^$/p' "$dir/demo.out" | sed '1,2d;/^$/d;/^token /d' |
 	awk 'NR == 1 { print; next } { print $1, $2, $3 }' >"$dir/table.act"
 same "section 22 (the top 10 as a table)" "$dir/table.exp" "$dir/table.act"
+# the table's last line: the session token of the answer (cnt-rank(1)), as the JSON answer gives it
+"$BIN/cnt-rank" -w "$f/views" -b "$BOARD" --now 2026-11-30T09:00:00Z top 10 | jq -r '"token " + .token' >"$dir/token.exp"
+sed -n '/^== 22\./,/^$/p' "$dir/demo.out" | grep '^token ' | sed 's/ *$//' >"$dir/token.act"
+same "section 22's session token" "$dir/token.exp" "$dir/token.act"
 sed -n '/^== 23\./,/^$/p' "$dir/demo.out" | grep '^{' |
 	jq -c '[.board, .scope, .version, .as_of, .as_of_ms, .stale, .frozen, .member_ref, .found, .value, .kind, .rank]' \
 	>"$dir/rank.act" 2>&1

@@ -258,7 +258,7 @@ key 'k2' of tenant 'acme' is not registered for backend-origin events" ]
 	for r in unsigned bad_signature unknown_key expired_key revoked_key; do
 		jq -e --arg r "$r" '.rejected_by_reason | has($r)' st.json
 	done
-	[ "$(jq -r '.rejected_by_reason | keys_unsorted[-5:] | join(" ")' st.json)" = "unsigned bad_signature unknown_key expired_key revoked_key" ]
+	[ "$(jq -r '[.rejected_by_reason | keys_unsorted[] | select(IN("unsigned", "bad_signature", "unknown_key", "expired_key", "revoked_key"))] | join(" ")' st.json)" = "unsigned bad_signature unknown_key expired_key revoked_key" ]
 }
 
 @test "CSV and Avro inputs: the signature covers the event, not the text" {
