@@ -920,6 +920,32 @@ fatal_case() {
 	[ "$(wc -l <"$d/r2")" -eq 4000 ]
 }
 
+@test "a block that cannot be written on a compressing thread: status 3, one line, nothing left, with or without threads" {
+	local d=$BATS_TEST_TMPDIR
+	# several 256 KiB blocks; the header fits under the 50 KiB file limit, the blocks do not
+	jq -nc 'range(1; 8001) | {idempotency_key: "w\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m-\(. % 97)", delta: 5, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	for t in 0 1 2; do
+		mkdir "$d/o$t"
+		run --separate-stderr sh -c 'trap "" XFSZ; ulimit -f 50; CNT_WRITE_THREADS=$1 cnt-ingest -d "$2" --keyring "$3" --now "$4" -c zstandard -o "$5/out.avro" "$6"' \
+			sh "$t" "$DEFS" "$KR" "$NOW" "$d/o$t" "$d/in.jsonl"
+		[ "$status" -eq 3 ]
+		[ "$stderr" = "cnt-ingest: '$d/o$t/out.avro': write error: File too large" ]
+		[ -z "$(ls -A "$d/o$t")" ]
+	done
+}
+
+@test "a closed pipe while compressing threads write blocks: quiet, ends by SIGPIPE" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 8001) | {idempotency_key: "p\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m-\(. % 97)", delta: 5, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	for t in 0 2; do
+		run --separate-stderr bash -c 'CNT_WRITE_THREADS=$1 cnt-ingest -d "$2" --keyring "$3" --now "$4" -c zstandard "$5" | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"' \
+			sh "$t" "$DEFS" "$KR" "$NOW" "$d/in.jsonl"
+		[ "$output" = 141 ] && [ -z "$stderr" ]
+	done
+}
+
 # ---- hostile input ------------------------------------------------------
 
 @test "3,000,000 zero bytes: one overlong line rejected, the next line read; sniffed as CSV, a bad header at once" {
