@@ -928,6 +928,18 @@ static int write_deferred(cnt_writer *w, cnt_err *err)
 		return 0;
 	if (lseek(w->spool_fd, 0, SEEK_SET) < 0)
 		return cnt_err_write(err, errno, "'%s': cannot read back a temporary file", w->name);
+	/* Copied by the kernel where it can (a file to a file); what it
+	 * cannot copy (a pipe, an old kernel) is read and written. */
+	while ((got = copy_file_range(w->spool_fd, NULL, w->fd, NULL, (size_t)1 << 30, 0)) != 0) {
+		if (got > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EBADF ||
+		    errno == EPERM || errno == ETXTBSY)
+			break;
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
+	}
 	while ((got = read(w->spool_fd, buf, sizeof(buf))) != 0) {
 		if (got < 0 && errno == EINTR)
 			continue;
