@@ -920,6 +920,67 @@ fatal_case() {
 	[ "$(wc -l <"$d/r2")" -eq 4000 ]
 }
 
+@test "a block that cannot be written on a compressing thread: status 3, one line, nothing left, with or without threads" {
+	local d=$BATS_TEST_TMPDIR
+	# several 256 KiB blocks; the header fits under the 50 KiB file limit, the blocks do not
+	jq -nc 'range(1; 8001) | {idempotency_key: "w\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m-\(. % 97)", delta: 5, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	for t in 0 1 2; do
+		mkdir "$d/o$t"
+		run --separate-stderr sh -c 'trap "" XFSZ; ulimit -f 50; CNT_WRITE_THREADS=$1 cnt-ingest -d "$2" --keyring "$3" --now "$4" -c zstandard -o "$5/out.avro" "$6"' \
+			sh "$t" "$DEFS" "$KR" "$NOW" "$d/o$t" "$d/in.jsonl"
+		[ "$status" -eq 3 ]
+		[ "$stderr" = "cnt-ingest: '$d/o$t/out.avro': write error: File too large" ]
+		[ -z "$(ls -A "$d/o$t")" ]
+	done
+}
+
+@test "a closed pipe while compressing threads write blocks: quiet, ends by SIGPIPE" {
+	local d=$BATS_TEST_TMPDIR
+	jq -nc 'range(1; 8001) | {idempotency_key: "p\(.)", tenant_id: "acme", counter_id: "distance_m",
+		member_ref: "m-\(. % 97)", delta: 5, event_time: "2026-03-01T11:00:00Z"}' >"$d/in.jsonl"
+	for t in 0 2; do
+		run --separate-stderr bash -c 'CNT_WRITE_THREADS=$1 cnt-ingest -d "$2" --keyring "$3" --now "$4" -c zstandard "$5" | head -c 100 >/dev/null; echo "${PIPESTATUS[0]}"' \
+			sh "$t" "$DEFS" "$KR" "$NOW" "$d/in.jsonl"
+		[ "$output" = 141 ] && [ -z "$stderr" ]
+	done
+}
+
+@test "the duplicate table's size does not change the verdicts: a file (sized from its length) and a pipe (grown from 64 Ki) give the same bytes" {
+	local d=$BATS_TEST_TMPDIR
+	# 150,000 distinct keys (more than a 3/4-full table of 131,072 holds,
+	# so the pipe's table grows twice), every 7th record a duplicate of an
+	# earlier one, across three counters and two tenants
+	/usr/bin/python3 - "$d/in.jsonl" <<-'PY'
+	import json, sys
+	cs = [("acme", "distance_m"), ("acme", "likes"), ("globex", "wins")]
+	with open(sys.argv[1], "w") as f:
+	    k = 0
+	    for i in range(175000):
+	        if i % 7 == 6:
+	            key = "k%d" % ((i * 7919) % k)
+	        else:
+	            key = "k%d" % k
+	            k += 1
+	        t, c = cs[i % 3]
+	        f.write(json.dumps({"idempotency_key": key, "tenant_id": t, "counter_id": c,
+	            "member_ref": "m-%d" % (i % 1013), "delta": i % 50, "event_time": "2026-03-01T11:%02d:00Z" % (i % 60)},
+	            separators=(",", ":")) + "\n")
+	PY
+	[ "$(wc -l <"$d/in.jsonl")" -eq 175000 ]
+	cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/a.avro" -r "$d/a.rej" -D "$d/a.dup" \
+		--stats "$d/a.st" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/b.avro" -r "$d/b.rej" -D "$d/b.dup" \
+		--stats "$d/b.st" - <"$d/in.jsonl"
+	cmp "$d/a.avro" "$d/b.avro"
+	cmp "$d/a.rej" "$d/b.rej"
+	# the duplicates and the stats differ only in the input's name
+	[ "$(jq -c 'del(.input, .duplicate_of.input)' "$d/a.dup")" = "$(jq -c 'del(.input, .duplicate_of.input)' "$d/b.dup")" ]
+	[ "$(wc -l <"$d/a.dup")" -gt 8000 ]
+	[ "$(jq -c 'del(.inputs[0].name)' "$d/a.st")" = "$(jq -c 'del(.inputs[0].name)' "$d/b.st")" ]
+	jq -e '.in == 175000 and .out == 166339 and .duplicates == 8661 and .balanced and .rejected == 0' "$d/a.st"
+}
+
 # ---- hostile input ------------------------------------------------------
 
 @test "3,000,000 zero bytes: one overlong line rejected, the next line read; sniffed as CSV, a bad header at once" {

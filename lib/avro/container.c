@@ -758,6 +758,9 @@ struct cnt_writer {
 	pthread_cond_t cv;
 	wjob jobs[NWJOBS];
 	uint64_t qseq, wseq;   /* next block to queue / to write */
+	int writing;           /* a thread is writing block wseq */
+	int wrc;               /* -1 once a block failed (werr says why) */
+	cnt_err werr;
 	/* cnt_writer_defer(): the header waits for cnt_writer_finish(); blocks
 	 * are spooled to memory, then to an unlinked temporary file. */
 	int deferred;
@@ -925,6 +928,18 @@ static int write_deferred(cnt_writer *w, cnt_err *err)
 		return 0;
 	if (lseek(w->spool_fd, 0, SEEK_SET) < 0)
 		return cnt_err_write(err, errno, "'%s': cannot read back a temporary file", w->name);
+	/* Copied by the kernel where it can (a file to a file); what it
+	 * cannot copy (a pipe, an old kernel) is read and written. */
+	while ((got = copy_file_range(w->spool_fd, NULL, w->fd, NULL, (size_t)1 << 30, 0)) != 0) {
+		if (got > 0)
+			continue;
+		if (errno == EINTR)
+			continue;
+		if (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EBADF ||
+		    errno == EPERM || errno == ETXTBSY)
+			break;
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
+	}
 	while ((got = read(w->spool_fd, buf, sizeof(buf))) != 0) {
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -943,6 +958,39 @@ int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err)
 	w->deferred = 1;
 	w->hooks = *h;
 	return 0;
+}
+
+/* Writes the compressed blocks that are next in order, if no other
+ * thread is writing: whichever thread (a worker that has just compressed
+ * one, or the tool's waiting for room) finds the next block done writes
+ * it, so the writes leave the tool's thread while the order of the bytes
+ * stays that of the blocks.  The first failure is kept in wrc/werr and
+ * stops all writing.  Called with the lock held; may release it while
+ * writing. */
+static void write_ready(cnt_writer *w)
+{
+	while (!w->writing && w->wrc == 0 && w->wseq < w->qseq) {
+		wjob *j = &w->jobs[w->wseq % NWJOBS];
+		cnt_err err;
+		int rc;
+
+		if (!(j->state == W_DONE && j->seq == w->wseq))
+			return;
+		w->writing = 1;
+		pthread_mutex_unlock(&w->mu);
+		rc = j->rc == 0 ? write_block(w, j->count, j->comp.p, j->comp.len, &err) : -1;
+		if (j->rc != 0)
+			err = j->err;
+		pthread_mutex_lock(&w->mu);
+		w->writing = 0;
+		j->state = W_FREE;
+		w->wseq++;
+		if (rc != 0) {
+			w->wrc = -1;
+			w->werr = err;
+		}
+		pthread_cond_broadcast(&w->cv);
+	}
 }
 
 static void *wworker_main(void *arg)
@@ -980,6 +1028,7 @@ static void *wworker_main(void *arg)
 			j->rc = 0;
 		pthread_mutex_lock(&w->mu);
 		j->state = W_DONE;
+		write_ready(w);
 		pthread_cond_broadcast(&w->cv);
 		pthread_mutex_unlock(&w->mu);
 	}
@@ -987,28 +1036,20 @@ static void *wworker_main(void *arg)
 	return NULL;
 }
 
-/* Writes the compressed blocks that are next in order; with wait, also
- * waits for the next one to be compressed, until upto is written.  Called
- * with the lock held. */
+/* Waits until the blocks before upto are written (write_ready()).
+ * Called with the lock held. */
 static int drain(cnt_writer *w, uint64_t upto, cnt_err *err)
 {
-	while (w->wseq < upto) {
-		wjob *j = &w->jobs[w->wseq % NWJOBS];
-		int rc;
-
-		while (!(j->state == W_DONE && j->seq == w->wseq))
-			pthread_cond_wait(&w->cv, &w->mu);
-		pthread_mutex_unlock(&w->mu);
-		rc = j->rc == 0 ? write_block(w, j->count, j->comp.p, j->comp.len, err) : -1;
-		if (j->rc != 0)
-			*err = j->err;
-		pthread_mutex_lock(&w->mu);
-		j->state = W_FREE;
-		w->wseq++;
-		if (rc != 0)
+	for (;;) {
+		write_ready(w);
+		if (w->wrc != 0) {
+			*err = w->werr;
 			return -1;
+		}
+		if (w->wseq >= upto)
+			return 0;
+		pthread_cond_wait(&w->cv, &w->mu);
 	}
-	return 0;
 }
 
 static int flush_block(cnt_writer *w, cnt_err *err)

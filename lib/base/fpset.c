@@ -59,16 +59,24 @@ static void slots_free(cnt_fpset_slot *p, size_t cap)
 	cnt_table_free(p, cap * sizeof(cnt_fpset_slot));
 }
 
-int cnt_fpset_init(cnt_fpset *s, size_t expected)
+int cnt_fpset_init_load(cnt_fpset *s, size_t expected, unsigned load_pct)
 {
 	size_t cap = 1024;
 
-	while (cap < expected * 2)
+	if (load_pct < 1 || load_pct > 90)
+		load_pct = 50;
+	while (cap / 100 * load_pct + cap % 100 * load_pct / 100 < expected)
 		cap *= 2;
 	s->slots = slots_new(cap);
 	s->mask = cap - 1;
 	s->count = 0;
+	s->load_pct = load_pct;
 	return s->slots ? 0 : -1;
+}
+
+int cnt_fpset_init(cnt_fpset *s, size_t expected)
+{
+	return cnt_fpset_init_load(s, expected, 50);
 }
 
 void cnt_fpset_release(cnt_fpset *s)
@@ -106,7 +114,8 @@ int cnt_fpset_add(cnt_fpset *s, cnt_fp fp, uint64_t val, uint64_t *old)
 {
 	size_t i;
 
-	if ((s->count + 1) * 2 > s->mask + 1 && grow(s) != 0)
+	if (s->count + 1 > (s->mask + 1) / 100 * s->load_pct + (s->mask + 1) % 100 * s->load_pct / 100 &&
+	    grow(s) != 0)
 		return -1;
 	for (i = fp.lo & s->mask;; i = (i + 1) & s->mask) {
 		cnt_fpset_slot *sl = &s->slots[i];

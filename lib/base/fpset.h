@@ -2,8 +2,9 @@
  * fpset.h - a set of 128-bit fingerprints, each with a 64-bit value.
  *
  * Open addressing with linear probing over a power-of-two table kept at
- * most 1/2 full: 24 bytes a slot, so 48 bytes per remembered key at the
- * worst load and 24 at the best.  A fingerprint is XXH3-128 of the key's
+ * most 1/2 full (or the fill given to cnt_fpset_init_load()): 24 bytes a
+ * slot, so 48 bytes per remembered key at the worst load and 24 at the
+ * best.  A fingerprint is XXH3-128 of the key's
  * bytes; two distinct keys collide with probability about n^2 / 2^129,
  * which for 10^9 keys is below 10^-20.  The all-zero fingerprint marks an
  * empty slot, so a key hashing to it is stored as (0, 1) instead.
@@ -28,6 +29,7 @@ typedef struct cnt_fpset {
 	cnt_fpset_slot *slots;
 	size_t mask;          /* capacity - 1 */
 	size_t count;
+	unsigned load_pct;    /* the fill, in percent, beyond which it grows */
 } cnt_fpset;
 
 /* Hashes the concatenation of n parts, each followed by a 0 byte so that
@@ -36,6 +38,10 @@ cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens);
 
 /* Initialises an empty set.  Returns 0 or -1 (out of memory). */
 int cnt_fpset_init(cnt_fpset *s, size_t expected);
+/* The same, kept at most load_pct percent full (1 to 90) instead of 50:
+ * less memory to touch for a large set, longer probes.  The set's
+ * contents and answers do not depend on it. */
+int cnt_fpset_init_load(cnt_fpset *s, size_t expected, unsigned load_pct);
 void cnt_fpset_release(cnt_fpset *s);
 
 /* Inserts fp with val unless present.  Returns 1 when inserted, 0 when it

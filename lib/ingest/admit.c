@@ -29,6 +29,11 @@ const char *cnt_reject_name(cnt_reject_reason r)
 	return (unsigned)r < CNT_REJ_COUNT ? reason_names[r] : "?";
 }
 
+/* The duplicate table is kept at most 3/4 full: a run's table is fresh
+ * memory, touched once per key, and each fresh byte costs more than the
+ * slightly longer probes (its first slot is prefetched). */
+#define ADMIT_LOAD_PCT 75
+
 typedef struct quota_slot {
 	int64_t second;
 	int64_t used;
@@ -58,7 +63,7 @@ cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err)
 	a->dup_by_counter = calloc(a->ncounters + 1, sizeof(uint64_t));
 	a->quota = calloc(a->ntenants + 1, sizeof(quota_slot));
 	if (a->acc_by_counter == NULL || a->dup_by_counter == NULL || a->quota == NULL ||
-	    cnt_fpset_init(&a->seen, cfg->expected > (1u << 16) ? cfg->expected : (1u << 16)) != 0)
+	    cnt_fpset_init_load(&a->seen, cfg->expected > (1u << 16) ? cfg->expected : (1u << 16), ADMIT_LOAD_PCT) != 0)
 		goto oom;
 	for (size_t i = 0; i < a->ntenants; i++)
 		a->quota[i].second = INT64_MIN;

@@ -211,6 +211,38 @@ static char *table_of(const cnt_defs *d)
 	return text;
 }
 
+/* The set remembers its last few adds: a defined version added after
+ * more distinct ones than it remembers, and again after them, is recorded
+ * once, as when added alone. */
+static void test_recent(void)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_defs *d = load(base);
+	const cnt_counter *ct = cnt_defs_counter_at(d, 0);
+	char *alone = table_of(d), *text = NULL;
+	cnt_fp_set *s;
+
+	CHECK_EQ_INT(cnt_fp_policy(d, &err), 0);
+	s = cnt_fp_set_new(&err);
+	CHECK(s != NULL);
+	for (int round = 0; round < 3; round++)
+		for (int32_t v = 1; v <= 20; v++) {
+			CHECK_EQ_INT(cnt_fp_set_add(s, "acme", 4, "distance_m", 10, v + 100, &err), 0);
+			if (v % 7 == 0)
+				CHECK_EQ_INT(cnt_fp_set_add(s, ct->tenant_id, strlen(ct->tenant_id), ct->counter_id,
+						     strlen(ct->counter_id), 1, &err), 0);
+		}
+	CHECK_EQ_INT(cnt_fp_set_add(s, "ac\0me", 5, "x", 1, 1, &err), 0);
+	CHECK_EQ_INT(cnt_fp_set_dump(s, NULL, &text, &err), 0);
+	CHECK(text != NULL && alone != NULL);
+	CHECK_EQ_STR(text, alone);
+	cnt_fp_set_free(s);
+	cnt_fp_policy_end();
+	free(text);
+	free(alone);
+	cnt_defs_free(d);
+}
+
 static void test_table(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
@@ -391,6 +423,7 @@ int main(void)
 	RUN(test_compatible_fields);
 	RUN(test_one_way_fields);
 	RUN(test_table);
+	RUN(test_recent);
 	RUN(test_seasons);
 	return unit_report("fingerprint");
 }
