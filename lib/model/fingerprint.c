@@ -743,7 +743,12 @@ static struct {
 
 struct cnt_fp_set {
 	json_t *have;   /* label -> entry, or null: a version nothing defines */
-	cnt_buf last;   /* tenant, NUL, counter, NUL, version of the last add */
+	/* tenant, NUL, counter, NUL, version of the last FP_RECENT distinct
+	 * adds: events of a few counters interleave, and a miss costs a
+	 * formatted label and a lookup (15 % of cnt-dedup with one entry) */
+#define FP_RECENT 8
+	cnt_buf recent[FP_RECENT];
+	unsigned next;  /* the entry replaced at the next miss */
 	cnt_buf lab;
 	cnt_fp_records kind;
 };
@@ -765,7 +770,8 @@ void cnt_fp_set_free(cnt_fp_set *s)
 	if (s == NULL)
 		return;
 	json_decref(s->have);
-	cnt_buf_release(&s->last);
+	for (int i = 0; i < FP_RECENT; i++)
+		cnt_buf_release(&s->recent[i]);
 	cnt_buf_release(&s->lab);
 	free(s);
 }
@@ -800,16 +806,24 @@ int cnt_fp_set_add(cnt_fp_set *s, const char *t, size_t tn, const char *c, size_
 	cnt_err *err)
 {
 	size_t n = tn + cn + 2 + sizeof(v);
+	cnt_buf *last;
 	json_t *e;
 
-	if (s->last.len == n && memcmp(s->last.p, t, tn) == 0 && s->last.p[tn] == 0 &&
-	    memcmp(s->last.p + tn + 1, c, cn) == 0 && s->last.p[tn + 1 + cn] == 0 &&
-	    memcmp(s->last.p + tn + cn + 2, &v, sizeof(v)) == 0)
-		return 0;
-	s->last.len = 0;
-	if (cnt_buf_append(&s->last, t, tn) || cnt_buf_putc(&s->last, 0) || cnt_buf_append(&s->last, c, cn) ||
-	    cnt_buf_putc(&s->last, 0) || cnt_buf_append(&s->last, &v, sizeof(v)))
+	for (int i = 0; i < FP_RECENT; i++) {
+		last = &s->recent[i];
+		if (last->len == n && memcmp(last->p, t, tn) == 0 && last->p[tn] == 0 &&
+		    memcmp(last->p + tn + 1, c, cn) == 0 && last->p[tn + 1 + cn] == 0 &&
+		    memcmp(last->p + tn + cn + 2, &v, sizeof(v)) == 0)
+			return 0;
+	}
+	last = &s->recent[s->next];
+	s->next = (s->next + 1) % FP_RECENT;
+	last->len = 0;
+	if (cnt_buf_append(last, t, tn) || cnt_buf_putc(last, 0) || cnt_buf_append(last, c, cn) ||
+	    cnt_buf_putc(last, 0) || cnt_buf_append(last, &v, sizeof(v))) {
+		last->len = 0;   /* a half-written key must not match */
 		return cnt_err_nomem(err);
+	}
 	/* A name holding NUL cannot be in any definitions or table. */
 	if (memchr(t, 0, tn) != NULL || memchr(c, 0, cn) != NULL)
 		return 0;
