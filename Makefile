@@ -7,6 +7,7 @@
 #   make bench      benchmarks (figures, not pass/fail)
 #   make bench-peers  the chain beside DuckDB and the measuring stick
 #   make bench-scale  the chain at 1 M, 10 M and 100 M events, memory bounded
+#   make bench-decode cnt-cat --count beside the stick's decode-only mode
 #   make fuzz       run the libFuzzer targets (clang), FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -66,7 +67,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench bench-approx bench-peers bench-scale fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx bench-peers bench-scale bench-decode fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -137,6 +138,9 @@ bench-peers: tools
 # tests/bench/README ("Scaling").
 bench-scale: tools
 	BUILD=$(BUILD) sh tests/bench/scale.sh
+# Decoding the archive beside the measuring stick's --decode-only.
+bench-decode: tools
+	BUILD=$(BUILD) sh tests/bench/decode.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

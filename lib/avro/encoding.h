@@ -21,7 +21,11 @@ typedef struct cnt_cur {
 	const uint8_t *end;
 } cnt_cur;
 
-static inline int cnt_bin_read_long(cnt_cur *c, int64_t *out)
+/* The readers are forced inline: they are the inner loop of every
+ * decoder, and a call per field costs more than the field. */
+#define CNT_BIN_INLINE static inline __attribute__((always_inline))
+
+CNT_BIN_INLINE int cnt_bin_read_long(cnt_cur *c, int64_t *out)
 {
 	const uint8_t *p = c->p;
 	uint64_t v = 0;
@@ -33,6 +37,20 @@ static inline int cnt_bin_read_long(cnt_cur *c, int64_t *out)
 		c->p = p + 1;
 		*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 		return 0;
+	}
+	if (c->end - p >= 10) {
+		/* Ten bytes at hand: no bound to check per byte. */
+		for (unsigned i = 0; i < 10; i++) {
+			uint8_t b = p[i];
+
+			v |= (uint64_t)(b & 0x7f) << (7 * i);
+			if (!(b & 0x80)) {
+				c->p = p + i + 1;
+				*out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+				return 0;
+			}
+		}
+		return -1;
 	}
 	for (;;) {
 		uint8_t b;
@@ -50,7 +68,7 @@ static inline int cnt_bin_read_long(cnt_cur *c, int64_t *out)
 	return 0;
 }
 
-static inline int cnt_bin_read_int(cnt_cur *c, int32_t *out)
+CNT_BIN_INLINE int cnt_bin_read_int(cnt_cur *c, int32_t *out)
 {
 	int64_t v;
 
@@ -63,7 +81,7 @@ static inline int cnt_bin_read_int(cnt_cur *c, int32_t *out)
 /* Reads a length-prefixed byte string as a slice into the cursor's data.
  * On failure the cursor is left where it was (at the length), so a caller
  * can re-read the claimed length for its message. */
-static inline int cnt_bin_read_bytes(cnt_cur *c, const uint8_t **p, size_t *n)
+CNT_BIN_INLINE int cnt_bin_read_bytes(cnt_cur *c, const uint8_t **p, size_t *n)
 {
 	cnt_cur t = *c;
 	int64_t len;

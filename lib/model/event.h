@@ -42,8 +42,9 @@ typedef struct cnt_attrs_buf {
 void cnt_attrs_buf_release(cnt_attrs_buf *ab);
 
 /* Decodes one event written with exactly our schema at c.  Slices point
- * into the data at c and into ab.  Returns 0, or -1 with err saying what
- * is wrong (the caller adds the position). */
+ * into the data at c and into ab.  ab NULL: attrs are checked but not kept
+ * (e->nattrs 0).  Returns 0, or -1 with err (may be NULL) saying what is
+ * wrong (the caller adds the position). */
 int cnt_event_decode(cnt_cur *c, cnt_event *e, cnt_attrs_buf *ab, const cnt_limits *lim, cnt_err *err);
 
 /* Fills e from a record value resolved to our schema (value.h). */
@@ -58,7 +59,9 @@ cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
 	int level, cnt_err *err);
 
 /* Checks one record of our schema at c without keeping it (a
- * cnt_skipper for cnt_records_set_skipper).  Returns 0 or -1. */
+ * cnt_skipper for cnt_records_set_skipper): cnt_event_decode() with its
+ * attrs not kept, so every field is decoded and checked as a reader
+ * does.  Returns 0 or -1. */
 int cnt_event_skip(cnt_cur *c, const cnt_limits *lim);
 
 /* Our schema's Parsing Canonical Form, NUL-terminated; the caller frees

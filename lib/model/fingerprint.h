@@ -118,7 +118,7 @@ typedef struct cnt_fp_set cnt_fp_set;
 cnt_fp_set *cnt_fp_set_new(cnt_err *err);
 void cnt_fp_set_free(cnt_fp_set *s);
 /* Adds version v of tenant t (tn bytes) counter c (cn bytes).  Cheap when
- * it is the version added last.  0, or -1 with err set (out of memory). */
+ * it is one of the last 8 distinct versions added.  0, or -1 with err set (out of memory). */
 int cnt_fp_set_add(cnt_fp_set *s, const char *t, size_t tn, const char *c, size_t cn, int32_t v,
 	cnt_err *err);
 /* The table of s, with board b's entry too when b is not NULL, as compact

@@ -154,4 +154,10 @@ END {
 	if (k["chain"] && k["limitb"])
 		printf "chain vs the measuring stick: %.2fx its wall time (goal <= 1.25x)\n", W["chain"] / W["limitb"]
 }' "$TIMES"
+
+# ---- decode: cnt-cat --count beside the stick's --decode-only (decode.sh) ---
+if [ -n "$LIMITB" ]; then
+	echo
+	LIMITB=$LIMITB BUILD=$BUILD BENCH_DIR=$OUT BENCH_EVENTS=$N ROUNDS=$ROUNDS sh tests/bench/decode.sh || failed=1
+fi
 exit $failed

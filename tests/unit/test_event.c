@@ -141,8 +141,73 @@ static void test_attrs_count_bounded_by_bytes(void)
 	cnt_buf_release(&b);
 }
 
+/* The count's check (cnt_event_skip) is the decoder with attrs not kept:
+ * it accepts exactly what cnt_event_decode accepts, ends at the same byte,
+ * and allocates nothing for attrs. */
+static void test_skip_is_the_decoder(void)
+{
+	static const char *const keys[] = {"cnt.sample", "k2", "k3"};
+	cnt_slice ks[3], vs[3];
+	cnt_event e, d;
+	cnt_buf b = CNT_BUF_INIT;
+	cnt_attrs_buf ab = {0};
+	cnt_limits lim = cnt_limits_default();
+	cnt_err err;
+
+	memset(&e, 0, sizeof(e));
+	e.event_id.p = e.idempotency_key.p = e.tenant_id.p = e.counter_id.p = e.member_ref.p = "id";
+	e.event_id.n = e.idempotency_key.n = e.tenant_id.n = e.counter_id.n = e.member_ref.n = 2;
+	e.item.p = "v1";
+	e.item.n = 2;
+	e.event_time = 1772359200000LL;
+	e.ingest_time = 1772359260000LL;
+	for (int i = 0; i < 3; i++) {
+		ks[i].p = keys[i];
+		ks[i].n = strlen(keys[i]);
+		vs[i].p = "3";
+		vs[i].n = 1;
+	}
+	e.nattrs = 3;
+	e.attr_keys = ks;
+	e.attr_vals = vs;
+	CHECK_EQ_INT(cnt_event_encode(&e, &b), 0);
+	/* every prefix and every one-byte change: the same verdict, the same end */
+	for (size_t cut = 0; cut <= b.len; cut++) {
+		for (int flip = -1; flip < (int)cut; flip++) {
+			uint8_t save = 0;
+			cnt_cur c1 = {b.p, b.p + cut}, c2 = c1;
+			int r1, r2;
+
+			if (flip >= 0) {
+				save = b.p[flip];
+				b.p[flip] ^= 0x41;
+			}
+			r1 = cnt_event_decode(&c1, &d, &ab, &lim, &err);
+			r2 = cnt_event_skip(&c2, &lim);
+			CHECK_EQ_INT(r1, r2);
+			if (r1 == 0)
+				CHECK(c1.p == c2.p);
+			if (flip >= 0)
+				b.p[flip] = save;
+		}
+	}
+	{
+		cnt_cur c = {b.p, b.p + b.len};
+
+		CHECK_EQ_INT(cnt_event_decode(&c, &d, NULL, &lim, &err), 0);
+		CHECK(c.p == b.p + b.len);
+		CHECK_EQ_INT(d.nattrs, 0);
+		CHECK(d.attr_keys == NULL);
+		CHECK(d.item.n == 2 && memcmp(d.item.p, "v1", 2) == 0);
+		CHECK_EQ_INT(d.ingest_time, 1772359260000LL);
+	}
+	cnt_attrs_buf_release(&ab);
+	cnt_buf_release(&b);
+}
+
 int main(void)
 {
+	RUN(test_skip_is_the_decoder);
 	RUN(test_fast_and_resolved_paths_agree);
 	RUN(test_attrs_count_bounded_by_bytes);
 	RUN(test_every_codec_reads_the_same_events);

@@ -416,8 +416,44 @@ static void test_seasons(void)
 	CHECK_EQ_INT(n, 0);
 }
 
+/* More distinct versions than the set's cache of recent adds, interleaved
+ * (entries evicted and added again): the same table as each added once. */
+static void test_set_many_interleaved(void)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_defs *a = load(base);
+	cnt_fp_set *s, *once;
+	char *t1 = NULL, *t2 = NULL;
+	char c[8];
+
+	CHECK_EQ_INT(cnt_fp_policy(a, &err), 0);
+	s = cnt_fp_set_new(&err);
+	once = cnt_fp_set_new(&err);
+	CHECK(s != NULL && once != NULL);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 20; i++) {
+			int k = (i * 7 + round) % 20;
+
+			snprintf(c, sizeof(c), "c%d", k);
+			CHECK_EQ_INT(cnt_fp_set_add(s, "acme", 4, c, strlen(c), k % 3, &err), 0);
+			CHECK_EQ_INT(cnt_fp_set_add(s, "acme", 4, "distance_m", 10, 1, &err), 0);
+		}
+	CHECK_EQ_INT(cnt_fp_set_add(once, "acme", 4, "distance_m", 10, 1, &err), 0);
+	CHECK_EQ_INT(cnt_fp_set_dump(s, NULL, &t1, &err), 0);
+	CHECK_EQ_INT(cnt_fp_set_dump(once, NULL, &t2, &err), 0);
+	CHECK(t1 != NULL && t2 != NULL);
+	CHECK_EQ_STR(t1, t2);
+	free(t1);
+	free(t2);
+	cnt_fp_set_free(s);
+	cnt_fp_set_free(once);
+	cnt_fp_policy_end();
+	cnt_defs_free(a);
+}
+
 int main(void)
 {
+	RUN(test_set_many_interleaved);
 	RUN(test_canonical);
 	RUN(test_meaning_fields);
 	RUN(test_compatible_fields);
