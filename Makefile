@@ -138,6 +138,7 @@ bench-peers: tools
 # tests/bench/README ("Scaling").
 bench-scale: tools
 	BUILD=$(BUILD) sh tests/bench/scale.sh
+
 # Decoding the archive beside the measuring stick's --decode-only.
 bench-decode: tools
 	BUILD=$(BUILD) sh tests/bench/decode.sh
