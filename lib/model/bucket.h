@@ -105,8 +105,15 @@ int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out);
  * difference; 0 compares their bytes. */
 int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance);
 
+/* A reader sees one kind of record: hourly records (days = 0, the
+ * default: containers of day roll-ups, cnt-bucket(5), are skipped, so
+ * that no reader counts an event twice) or day records (days = 1, set
+ * after opening: hourly containers are skipped). */
 typedef struct cnt_bucket_in {
 	cnt_typed_in t;
+	int days;
+	int is_day;
+	unsigned cont;
 } cnt_bucket_in;
 
 /* Opens a bucket file on fd (not closed).  0, or -1 with err set. */
