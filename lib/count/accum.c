@@ -1245,12 +1245,7 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	/* Day roll-ups (count/rollup.h): the hourly container ends, the day
 	 * container follows on the same stream. */
 	if (rc == 0 && a->days) {
-		rc = cnt_writer_finish(w, err);
-		if (rc == 0 && cnt_writer_fd(w) == STDOUT_FILENO)
-			rc = cnt_writer_end_deferred(err);
-		if (rc == 0)
-			rc = cnt_rollup_write(a->days, cnt_writer_fd(w), cnt_writer_name(w), cnt_writer_codec(w),
-				cnt_writer_level(w), err);
+		rc = cnt_rollup_write(a->days, w, err);
 		if (rc == 0)
 			a->st.day_records = cnt_rollup_records(a->days);
 	}

@@ -304,18 +304,33 @@ int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err)
 	return 0;
 }
 
-int cnt_rollup_write(cnt_rollup *r, int fd, const char *name, cnt_codec_id codec, int level, cnt_err *err)
+cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err)
+{
+	cnt_writer *w;
+
+	if (cnt_writer_finish(hours, err) != 0)
+		return NULL;
+	/* the hourly container's end marker before the day container */
+	if (cnt_writer_fd(hours) == STDOUT_FILENO && cnt_writer_end_deferred(err) != 0)
+		return NULL;
+	w = cnt_bucket_writer_new(cnt_writer_fd(hours), cnt_writer_name(hours), cnt_writer_codec(hours),
+		cnt_writer_level(hours), err);
+	if (w != NULL && cnt_writer_meta(w, CNT_ROLLUP_META, "day", 3, err) != 0) {
+		cnt_writer_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err)
 {
 	cnt_writer *w;
 	size_t from = 0;
 
 	if (flush(r, err) != 0)
 		return -1;
-	w = cnt_bucket_writer_new(fd, name, codec, level, err);
-	if (w == NULL)
+	if ((w = cnt_rollup_day_writer(hours, err)) == NULL)
 		return -1;
-	if (cnt_writer_meta(w, CNT_ROLLUP_META, "day", 3, err) != 0)
-		goto fail;
 	for (uint64_t i = 0; i < r->n; i++) {
 		if (cnt_buf_append(cnt_writer_buf(w), r->out.p + from, r->ends[i] - from) != 0) {
 			cnt_err_nomem(err);

@@ -52,9 +52,16 @@ void cnt_rollup_free(cnt_rollup *r);
  * an hour not within one local day, a bad sketch, out of memory). */
 int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err);
 
-/* Ends the input and writes the day container (even an empty one) to
- * fd with codec and level.  0, or -1 with err set. */
-int cnt_rollup_write(cnt_rollup *r, int fd, const char *name, cnt_codec_id codec, int level, cnt_err *err);
+/* Finishes hours, the writer of the hourly container (cnt_writer_finish,
+ * which does nothing when called again), and makes the writer of the day
+ * container that follows it on the same descriptor, with its codec and
+ * level.  NULL with err set. */
+cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err);
+
+/* Ends the input and writes the day container (even an empty one) after
+ * the hourly container written with hours (cnt_rollup_day_writer).  0,
+ * or -1 with err set. */
+int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err);
 
 /* Day records made so far (all of them after cnt_rollup_write). */
 uint64_t cnt_rollup_records(const cnt_rollup *r);

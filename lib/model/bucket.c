@@ -126,14 +126,14 @@ int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b)
 
 int cnt_bucket_in_open(cnt_bucket_in *in, int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
-	in->days = in->is_day = 0;
+	in->days = in->is_day = in->saw_days = 0;
 	in->cont = 0;
 	return cnt_typed_in_open(&in->t, fd, name, cnt_schema_bucket_aggregate, lim, err);
 }
 
 int cnt_bucket_in_adopt(cnt_bucket_in *in, cnt_records *rin, const cnt_limits *lim, cnt_err *err)
 {
-	in->days = in->is_day = 0;
+	in->days = in->is_day = in->saw_days = 0;
 	in->cont = 0;
 	return cnt_typed_in_adopt(&in->t, rin, cnt_schema_bucket_aggregate, lim, err);
 }
@@ -288,7 +288,9 @@ int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
 				return -1;
 			in->cont = cont;
 		}
-		if (in->is_day == in->days)
+		if (in->is_day)
+			in->saw_days = 1;
+		if (in->days < 0 || in->is_day == in->days)
 			break;
 		/* the other kind's container: its block is skipped whole */
 		in->t.left = 0;
