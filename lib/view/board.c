@@ -269,6 +269,7 @@ int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*
 	cnt_bucket bk;
 	const cnt_tz *tz = NULL;
 	int rc, days = 0;
+	int64_t seen[256][2];
 
 	/* A window of whole local days reads the file's day container only,
 	 * the hourly blocks skipped by their sizes: the cost grows with days,
@@ -279,12 +280,24 @@ int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*
 		return -1;
 	in.days = days;
 	bb->used_days |= days;
+	for (size_t i = 0; i < 256; i++)
+		seen[i][0] = seen[i][1] = INT64_MIN;
 	while ((rc = cnt_bucket_in_next(&in, &bk, err)) > 0) {
-		if (days && !cnt_rollup_is_day(tz, bk.bucket_start, bk.bucket_end) &&
-		    slice_is(bk.tenant_id, bb->board->tenant_id)) {
-			rc = cnt_err_set(err, "'%s': a day record of %lld..%lld is not a local day of %s: corrupt day roll-ups",
-				name, (long long)bk.bucket_start, (long long)bk.bucket_end, cnt_tz_name(tz));
-			break;
+		/* each day record of the board's tenant must be one of its local
+		 * days (checked once per distinct day: a direct-mapped cache) */
+		if (days && slice_is(bk.tenant_id, bb->board->tenant_id)) {
+			size_t slot = (size_t)((uint64_t)bk.bucket_start / 3600000u) & 255u;
+
+			if (seen[slot][0] != bk.bucket_start || seen[slot][1] != bk.bucket_end) {
+				if (!cnt_rollup_is_day(tz, bk.bucket_start, bk.bucket_end)) {
+					rc = cnt_err_set(err, "'%s': a day record of %lld..%lld is not a local day of %s: "
+						"corrupt day roll-ups", name, (long long)bk.bucket_start,
+						(long long)bk.bucket_end, cnt_tz_name(tz));
+					break;
+				}
+				seen[slot][0] = bk.bucket_start;
+				seen[slot][1] = bk.bucket_end;
+			}
 		}
 		if (cnt_proj_add_bucket(bb->proj, &bk, err) != 0) {
 			rc = -1;
