@@ -67,7 +67,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench bench-approx bench-peers bench-scale bench-decode fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx bench-days bench-peers bench-scale bench-decode fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -128,6 +128,11 @@ bench: tools
 
 bench-approx: tools
 	BUILD=$(BUILD) sh tests/bench/approx.sh
+
+# Day roll-ups: a 90-day season board vs a 1-day board, from day records
+# and from hours, on one bucket file; see tests/bench/days.sh.
+bench-days: tools
+	BUILD=$(BUILD) sh tests/bench/days.sh
 
 # The chain beside DuckDB (npm, installed into build-bench/peers) and the
 # measuring stick (../shared/bench/limit-b), interleaved; see tests/bench/README.

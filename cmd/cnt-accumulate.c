@@ -10,10 +10,11 @@
 #include "model/fingerprint.h"
 #include "count/accum.h"
 #include "count/stage.h"
+#include "model/defs.h"
 #include "time/timefmt.h"
 
 static const char usage[] =
-	"usage: cnt-accumulate [-o file] [-m size] [-T dir] [-c codec] [--level n]\n"
+	"usage: cnt-accumulate [-o file] [-d definitions] [-m size] [-T dir] [-c codec] [--level n]\n"
 	"                      [--split-tenants dir] [--strict] [--stats file] [-v]\n"
 	"                      [--progress | --no-progress]\n"
 	"                      [file ...]\n";
@@ -26,6 +27,8 @@ static const char help[] =
 	"per key, the same bytes however the input was ordered or split.\n"
 	"\n"
 	"  -o, --output FILE       bucket file (default standard output)\n"
+	"  -d, --definitions FILE  also write local-day roll-ups, in each tenant's\n"
+	"                          timezone as FILE declares it (cnt-bucket(5))\n"
 	"  -m, --memory SIZE       spill sorted runs to disk above SIZE (default: a\n"
 	"                          quarter of physical memory; suffixes K, M, G)\n"
 	"      --split-tenants DIR one bucket file per tenant, DIR/TENANT/buckets.avro\n"
@@ -67,6 +70,7 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_u64(&s, "emptied", st->emptied);
 	cnt_stats_u64(&s, "stale", st->stale);
 	cnt_stats_u64(&s, "dim_records", st->dim_records);
+	cnt_stats_u64(&s, "day_records", st->day_records);
 	cnt_stats_u64(&s, "spill_runs", st->runs);
 	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
@@ -104,6 +108,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"definitions", required_argument, NULL, 'd'},
 		{"memory", required_argument, NULL, 'm'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"codec", required_argument, NULL, 'c'},
@@ -114,7 +119,7 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *out_path = NULL, *split = NULL, *tmpdir = getenv("TMPDIR");
+	const char *defs_path = NULL, *out_path = NULL, *split = NULL, *tmpdir = getenv("TMPDIR");
 	size_t memory = 0;
 	int level = -1, codec_set = 0, strict = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -123,11 +128,14 @@ int main(int argc, char **argv)
 	cnt_accum *acc;
 	cnt_writer *w;
 	const cnt_accum_stats *st;
+	cnt_rollup_zones zones = {NULL, NULL, NULL};
+	cnt_defs *defs = NULL;
 
 	cnt_cli_init("cnt-accumulate", usage, help);
-	while ((c = getopt_long(argc, argv, "o:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:d:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out_path = optarg; break;
+		case 'd': defs_path = optarg; break;
 		case 'm': memory = cnt_cli_size("--memory", optarg, 1u << 20); break;
 		case 'T': tmpdir = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
@@ -149,6 +157,14 @@ int main(int argc, char **argv)
 	 * once everything is read. */
 	if (split && out_path)
 		cnt_die_usage("-o and --split-tenants exclude each other");
+	if (split && defs_path)
+		cnt_die_usage("-d and --split-tenants exclude each other (split files carry no day roll-ups)");
+	if (defs_path) { /* day roll-ups: the definitions give the zones only */
+		zones.defs_name = defs_path;
+		if ((zones.defs = defs = cnt_defs_load(defs_path, &err)) == NULL || (zones.tzc = cnt_tz_cache_new()) == NULL ||
+		    cnt_accum_days(acc, cnt_rollup_defs_zone, &zones, &err) != 0)
+			cnt_die_err(zones.defs && !zones.tzc ? (cnt_err_nomem(&err), &err) : &err);
+	}
 	if (split) /* the whole output first, then split (cnt(7), "TENANT SEPARATION") */
 		out.fd = cnt_cli_scratch(tmpdir);
 	else
@@ -192,6 +208,9 @@ int main(int argc, char **argv)
 			st->events, st->late_events, st->buckets_in, st->groups_out, st->runs);
 	cnt_writer_free(w);
 	cnt_accum_free(acc);
+	if (zones.tzc)
+		cnt_tz_cache_free(zones.tzc);
+	cnt_defs_free(defs);
 	cnt_fp_policy_end();
 	return cnt_cli_finish();
 }

@@ -147,6 +147,8 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "in", st.in);
 		cnt_stats_u64(&s, "out", st.kept);
 		cnt_stats_u64(&s, "expired", st.expired);
+		cnt_stats_u64(&s, "day_records_kept", st.days_kept);
+		cnt_stats_u64(&s, "day_records_expired", st.days_expired);
 		cnt_stats_u64(&s, "unknown", st.unknown);
 		cnt_stats_bool(&s, "balanced", st.in == st.kept + st.expired);
 		cnt_stats_u64(&s, "bytes_freed", before > after ? before - after : 0);

@@ -16,7 +16,7 @@
 static const char usage[] =
 	"usage: cnt-project -d definitions -b board -w views [--now time] [--season id]\n"
 	"                   [--scopes file | --scopes-from events] [--no-publish]\n"
-	"                   [--sealed dir] [--split-tenants] [--verified audits]\n"
+	"                   [--sealed dir] [--split-tenants] [--verified audits] [--hours]\n"
 	"                   [--stats file] [-v] [--progress | --no-progress]\n"
 	"                   bucket-file ...\n"
 	"       cnt-project -w views -b board [--scope key] --publish version\n"
@@ -43,6 +43,8 @@ static const char help[] =
 	"      --verified AUDITS   build the verified view instead: buckets ending by the\n"
 	"                          latest audit's watermark in the audit ledger AUDITS,\n"
 	"                          as of it, into <scope>/verified\n"
+	"      --hours             sum hourly records even for a window of whole local\n"
+	"                          days (default: the files' day roll-ups, cnt-bucket(5))\n"
 	"      --publish VERSION   point `current` at VERSION (roll back or forward)\n"
 	"      --scope KEY         with --publish/--freeze: one scope (default: all)\n"
 	"      --freeze, --unfreeze  stop or resume publishing a scope\n"
@@ -57,7 +59,7 @@ static const char help[] =
 
 enum {
 	OPT_NOW = CNT_OPT_TOOL_BASE, OPT_SEASON, OPT_SCOPES, OPT_SCOPES_FROM, OPT_NO_PUBLISH, OPT_PUBLISH,
-	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE, OPT_SEALED, OPT_VERIFIED
+	OPT_SCOPE, OPT_FREEZE, OPT_UNFREEZE, OPT_SEALED, OPT_VERIFIED, OPT_HOURS
 };
 
 int main(int argc, char **argv)
@@ -78,6 +80,7 @@ int main(int argc, char **argv)
 		{"sealed", required_argument, NULL, OPT_SEALED},
 		{"split-tenants", no_argument, NULL, CNT_OPT_TOOL_BASE + 0x51},
 		{"verified", required_argument, NULL, OPT_VERIFIED},
+		{"hours", no_argument, NULL, OPT_HOURS},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -85,7 +88,7 @@ int main(int argc, char **argv)
 	const char *defs_path = NULL, *board_id = NULL, *views = NULL, *season = NULL, *scopes = NULL;
 	char *tenant_views = NULL;
 	const char *scopes_from = NULL, *scope = NULL, *sealed = NULL, *audits = NULL;
-	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, split = 0, c;
+	int no_publish = 0, publish = 0, freeze = 0, have_now = 0, split = 0, hours = 0, c;
 	int64_t now = 0;
 	cnt_defs *defs;
 	cnt_board_build bb;
@@ -111,6 +114,7 @@ int main(int argc, char **argv)
 		case OPT_SEALED: sealed = optarg; break;
 		case CNT_OPT_TOOL_BASE + 0x51: split = 1; break;
 		case OPT_VERIFIED: audits = optarg; break;
+		case OPT_HOURS: hours = 1; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -136,6 +140,7 @@ int main(int argc, char **argv)
 		&err) != 0 || cnt_seal_check_publish(defs, &bb, sealed, &err) != 0 ||
 	    (audits && cnt_verified_begin(&bb, audits, &err) != 0))
 		cnt_die_err(&err);
+	bb.no_days = hours;
 	if (split) /* cnt(7), "TENANT SEPARATION" */
 		views = tenant_views = cnt_cli_tenant_dir(views, bb.board->tenant_id);
 	cnt_progress_start(&co);
@@ -155,6 +160,7 @@ int main(int argc, char **argv)
 	cnt_stats_u64(&st, "in", ps->buckets_read);
 	cnt_stats_u64(&st, "out", ps->members);
 	cnt_stats_u64(&st, "buckets_used", ps->buckets_used);
+	cnt_stats_bool(&st, "day_rollups", bb.used_days);
 	cnt_stats_u64(&st, "members", ps->members);
 	cnt_stats_u64(&st, "unscoped", ps->unscoped);
 	cnt_stats_u64(&st, "clamped", ps->clamped);

@@ -47,6 +47,7 @@ setup_file() {
 	cnt-window --definitions "$DEFS" --output windowed.avro deduped.avro
 	cnt-accumulate --output buckets.avro windowed.avro
 	cnt-accumulate --output doubled.avro buckets.avro buckets.avro
+	cnt-accumulate --definitions "$DEFS" --output daybuckets.avro windowed.avro
 	# --stats files of a run, for cnt-stats
 	cnt-window --definitions "$DEFS" --output /dev/null --stats winstats.json deduped.avro
 	cnt-diff --stats diffstats.json buckets.avro doubled.avro >/dev/null || :
@@ -638,6 +639,16 @@ snaps_ok() {
 @test "allocation failure: cnt-accumulate fails cleanly at every allocation" {
 	sweep 0 tmp_prep nothing_left cnt-accumulate --output "$O/a.avro" --tmpdir "$O/tmp" \
 		--stats "$O/st.json" "$F/windowed.avro" "$F/buckets.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-accumulate with day roll-ups, cnt-project and cnt-expire reading them fail cleanly at every allocation" {
+	sweep 0 tmp_prep nothing_left cnt-accumulate --definitions "$DEFS" --output "$O/a.avro" --tmpdir "$O/tmp" \
+		--stats "$O/st.json" "$F/windowed.avro"
+	sweep 0 no_prep views_whole cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" \
+		--now "$NOW" "$F/daybuckets.avro"
+	sweep 0 no_prep nothing_left cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
+		"$F/daybuckets.avro"
 	check_problems
 }
 

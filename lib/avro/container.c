@@ -1143,7 +1143,11 @@ int cnt_writer_commit(cnt_writer *w, cnt_err *err)
 
 int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 {
-	int rc = flush_block(w, err);
+	int rc;
+
+	if (w->ended)   /* finished already (count/accum.c, day roll-ups) */
+		return 0;
+	rc = flush_block(w, err);
 
 	if (rc == 0 && w->async) {
 		pthread_mutex_lock(&w->mu);
@@ -1185,6 +1189,11 @@ int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 	}
 	return write_block(w, 0, w->comp.p, w->comp.len, err);
 }
+
+int cnt_writer_fd(const cnt_writer *w) { return w->fd; }
+cnt_codec_id cnt_writer_codec(const cnt_writer *w) { return w->cid; }
+int cnt_writer_level(const cnt_writer *w) { return w->level; }
+const char *cnt_writer_name(const cnt_writer *w) { return w->name; }
 
 int cnt_writer_end_deferred(cnt_err *err)
 {

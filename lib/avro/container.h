@@ -118,6 +118,11 @@ typedef struct cnt_writer_hooks {
  * are the same as without it.  Only before the first record, once; h is
  * copied.  Returns 0 or -1 (then h->release is not called). */
 int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err);
+/* What w was made with (for a second container on the same stream). */
+int cnt_writer_fd(const cnt_writer *w);
+cnt_codec_id cnt_writer_codec(const cnt_writer *w);
+int cnt_writer_level(const cnt_writer *w);
+const char *cnt_writer_name(const cnt_writer *w);
 /* The buffer to encode the next record into (append to it). */
 cnt_buf *cnt_writer_buf(cnt_writer *w);
 /* Ends the record just appended; writes a block when the buffer is full.

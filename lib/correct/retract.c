@@ -3,6 +3,7 @@
  * the buckets a retraction touches (see retract.h).
  */
 #include "correct/retract.h"
+#include "count/rollup.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -715,6 +716,7 @@ int cnt_retract_rebuild(const int *fds, const char *const *names, size_t n,
 	cnt_limits lim = cnt_limits_default();
 	cnt_window *win = NULL;
 	cnt_accum *acc = NULL;
+	cnt_rollup_zones zones = {defs, NULL, defs_name};
 	cnt_bucket_in bin;
 	int bin_open = 0, rc = -1;
 	rb_pass p;
@@ -758,6 +760,10 @@ int cnt_retract_rebuild(const int *fds, const char *const *names, size_t n,
 	if (cnt_bucket_in_open(&bin, buckets_fd, buckets_name, &lim, err) != 0)
 		goto out;
 	bin_open = 1;
+	if ((zones.tzc = cnt_tz_cache_new()) == NULL) {
+		cnt_err_nomem(err);
+		goto out;
+	}
 	for (;;) {
 		cnt_bucket b;
 		uint64_t old;
@@ -776,10 +782,15 @@ int cnt_retract_rebuild(const int *fds, const char *const *names, size_t n,
 		if (cnt_accum_add_bucket(acc, &b, err) != 0)
 			goto out;
 	}
+	/* A bucket file with day roll-ups is rebuilt with them (cnt-bucket(5)). */
+	if (bin.saw_days && cnt_accum_days(acc, cnt_rollup_defs_zone, &zones, err) != 0)
+		goto out;
 	if (cnt_accum_finish(acc, out, err) != 0 || cnt_writer_finish(out, err) != 0)
 		goto out;
 	rc = 0;
 out:
+	if (zones.tzc)
+		cnt_tz_cache_free(zones.tzc);
 	if (bin_open)
 		cnt_bucket_in_release(&bin);
 	cnt_accum_free(acc);

@@ -13,6 +13,8 @@
 
 #include <xxhash.h>
 
+#include "count/rollup.h"
+
 enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
 
 typedef struct agg {
@@ -63,6 +65,7 @@ typedef struct stream {
 
 struct cnt_accum {
 	size_t limit;
+	cnt_rollup *days;            /* day roll-ups of the output, or NULL */
 	char *tmpdir;
 	cnt_accum_stats st;
 	/* streams: few, looked up linearly behind a one-entry cache */
@@ -155,6 +158,7 @@ void cnt_accum_free(cnt_accum *a)
 {
 	if (a == NULL)
 		return;
+	cnt_rollup_free(a->days);
 	free_sketches(a);
 	for (size_t i = 0; i < a->nstreams; i++) {
 		free(a->streams[i].tenant);
@@ -913,6 +917,8 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
 		return cnt_err_nomem(err);
+	if (a->final && a->days && cnt_rollup_add(a->days, &b, err) != 0)
+		return -1;
 	return cnt_writer_commit(w, err);
 }
 
@@ -1236,7 +1242,21 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 		rc = merge_runs(a, w, err);
 	}
 	a->st.groups_out -= a->st.emptied;
+	/* Day roll-ups (count/rollup.h): the hourly container ends, the day
+	 * container follows on the same stream. */
+	if (rc == 0 && a->days) {
+		rc = cnt_rollup_write(a->days, w, err);
+		if (rc == 0)
+			a->st.day_records = cnt_rollup_records(a->days);
+	}
 	return rc;
+}
+
+int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err)
+{
+	cnt_rollup_free(a->days);
+	a->days = cnt_rollup_new(zone, ctx);
+	return a->days ? 0 : cnt_err_nomem(err);
 }
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a)

@@ -22,6 +22,7 @@
 
 #include "model/bucket.h"
 #include "model/windowed.h"
+#include "count/rollup.h"
 
 typedef struct cnt_accum cnt_accum;
 
@@ -43,6 +44,7 @@ typedef struct cnt_accum_stats {
 	                                * count beyond one per event, sum of
 	                                * 2^L - 1 (compensations subtract theirs;
 	                                * modulo 2^64) */
+	uint64_t day_records;          /* day roll-ups written (cnt_accum_days) */
 	size_t peak_bytes;             /* largest memory estimate reached */
 } cnt_accum_stats;
 
@@ -75,6 +77,13 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
 /* Writes every group, in canonical order, one record per key, to w.
  * Returns 0 or -1 with err set.  The accumulator is spent afterwards. */
 int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);
+
+/* Makes cnt_accum_finish() also write day roll-ups (count/rollup.h):
+ * after the hourly records it finishes w (cnt_writer_finish, which then
+ * does nothing when called again) and writes the day container to w's
+ * descriptor with w's codec and level; zone gives each tenant's zone.
+ * Call before cnt_accum_finish().  0 or -1 (out of memory). */
+int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err);
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a);
 

@@ -18,6 +18,7 @@
 
 #include "avro/encoding.h"
 #include "avro/json.h"
+#include "count/rollup.h"
 
 extern const char cnt_schema_bucket_aggregate[];
 
@@ -125,11 +126,15 @@ int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b)
 
 int cnt_bucket_in_open(cnt_bucket_in *in, int fd, const char *name, const cnt_limits *lim, cnt_err *err)
 {
+	in->days = in->is_day = in->saw_days = 0;
+	in->cont = 0;
 	return cnt_typed_in_open(&in->t, fd, name, cnt_schema_bucket_aggregate, lim, err);
 }
 
 int cnt_bucket_in_adopt(cnt_bucket_in *in, cnt_records *rin, const cnt_limits *lim, cnt_err *err)
 {
+	in->days = in->is_day = in->saw_days = 0;
+	in->cont = 0;
 	return cnt_typed_in_adopt(&in->t, rin, cnt_schema_bucket_aggregate, lim, err);
 }
 
@@ -267,10 +272,30 @@ static void from_val(const cnt_val *r, cnt_bucket *b)
 int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
 {
 	cnt_val v;
-	int rc = cnt_typed_in_step(&in->t, err);
+	int rc;
 
-	if (rc <= 0)
-		return rc;
+	for (;;) {
+		unsigned cont;
+
+		if ((rc = cnt_typed_in_step(&in->t, err)) <= 0)
+			return rc;
+		cont = cnt_reader_container(cnt_records_reader(in->t.rin));
+		if (cont != in->cont) {
+			const cnt_meta_kv *kv;
+			size_t n = cnt_reader_meta(cnt_records_reader(in->t.rin), &kv);
+
+			if ((in->is_day = cnt_rollup_kind(kv, n, in->t.name, err)) < 0)
+				return -1;
+			in->cont = cont;
+		}
+		if (in->is_day)
+			in->saw_days = 1;
+		if (in->days < 0 || in->is_day == in->days)
+			break;
+		/* the other kind's container: its block is skipped whole */
+		in->t.left = 0;
+		in->t.cur.p = in->t.cur.end;
+	}
 	if (!in->t.fast) {
 		if (cnt_typed_in_resolve(&in->t, &v, err) != 0)
 			return -1;

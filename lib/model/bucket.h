@@ -105,8 +105,17 @@ int cnt_bucket_to_json(const cnt_bucket *b, cnt_buf *out);
  * difference; 0 compares their bytes. */
 int cnt_bucket_values_differ(const cnt_bucket *a, const cnt_bucket *b, double tolerance);
 
+/* A reader sees one kind of record: hourly records (days = 0, the
+ * default: containers of day roll-ups, cnt-bucket(5), are skipped, so
+ * that no reader counts an event twice) or day records (days = 1, set
+ * after opening: hourly containers are skipped); days = -1 sees both,
+ * is_day telling which the last record is.  saw_days: a day container
+ * was met (skipped or not). */
 typedef struct cnt_bucket_in {
 	cnt_typed_in t;
+	int days;
+	int is_day, saw_days;
+	unsigned cont;
 } cnt_bucket_in;
 
 /* Opens a bucket file on fd (not closed).  0, or -1 with err set. */

@@ -12,12 +12,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "count/rollup.h"
 #include "model/bucket.h"
 #include "model/event.h"
 #include "model/fingerprint.h"
 #include "view/lines.h"
 #include "view/retain.h"
 #include "view/view.h"
+
+static int slice_is(cnt_slice s, const char *z)
+{
+	size_t n = strlen(z);
+
+	return s.n == n && memcmp(s.p, z, n) == 0;
+}
 
 static int64_t round_up_to_bucket(const cnt_tz *tz, int64_t t)
 {
@@ -234,15 +242,63 @@ int cnt_board_scopes_from_events(cnt_board_build *bb, int fd, const char *name, 
 	return rc < 0 ? -1 : 0;
 }
 
+/* Whether t is the start of a local day of tz (or an open end). */
+static int day_edge(const cnt_tz *tz, int64_t t)
+{
+	return t <= CNT_TZ_MIN_MS || t >= CNT_TZ_MAX_MS || cnt_tz_day(tz, t).start_ms == t;
+}
+
+/* Whether the window is made of whole local days of the tenant's zone,
+ * so that day roll-ups give its values (count/rollup.h). */
+static int whole_days(cnt_board_build *bb, const cnt_tz **tzp)
+{
+	cnt_err e2;
+	const cnt_tz *tz;
+
+	if (bb->no_days || bb->verified || bb->to <= bb->from)
+		return 0;
+	if ((tz = cnt_tz_cache_get(bb->tzc, bb->board->tenant->timezone, &e2)) == NULL)
+		return 0;
+	*tzp = tz;
+	return day_edge(tz, bb->from) && day_edge(tz, bb->to);
+}
+
 int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*tick)(uint64_t), cnt_err *err)
 {
 	cnt_bucket_in in;
 	cnt_bucket bk;
-	int rc;
+	const cnt_tz *tz = NULL;
+	int rc, days = 0;
+	int64_t seen[256][2];
 
+	/* A window of whole local days reads the file's day container only,
+	 * the hourly blocks skipped by their sizes: the cost grows with days,
+	 * not hours.  Without a day container, the hours. */
+	if (whole_days(bb, &tz) && (days = cnt_rollup_seek_days(fd, name, err)) < 0)
+		return -1;
 	if (cnt_bucket_in_open(&in, fd, name, NULL, err) != 0)
 		return -1;
+	in.days = days;
+	bb->used_days |= days;
+	for (size_t i = 0; i < 256; i++)
+		seen[i][0] = seen[i][1] = INT64_MIN;
 	while ((rc = cnt_bucket_in_next(&in, &bk, err)) > 0) {
+		/* each day record of the board's tenant must be one of its local
+		 * days (checked once per distinct day: a direct-mapped cache) */
+		if (days && slice_is(bk.tenant_id, bb->board->tenant_id)) {
+			size_t slot = (size_t)((uint64_t)bk.bucket_start / 3600000u) & 255u;
+
+			if (seen[slot][0] != bk.bucket_start || seen[slot][1] != bk.bucket_end) {
+				if (!cnt_rollup_is_day(tz, bk.bucket_start, bk.bucket_end)) {
+					rc = cnt_err_set(err, "'%s': a day record of %lld..%lld is not a local day of %s: "
+						"corrupt day roll-ups", name, (long long)bk.bucket_start,
+						(long long)bk.bucket_end, cnt_tz_name(tz));
+					break;
+				}
+				seen[slot][0] = bk.bucket_start;
+				seen[slot][1] = bk.bucket_end;
+			}
+		}
 		if (cnt_proj_add_bucket(bb->proj, &bk, err) != 0) {
 			rc = -1;
 			break;

@@ -40,6 +40,10 @@ typedef struct cnt_board_build {
 	int verified;
 	int64_t through;
 	char *audit_id;              /* owned */
+	/* Day roll-ups (cnt-bucket(5)): no_days makes a window of whole local
+	 * days read the hourly records all the same (cnt-project --hours);
+	 * used_days tells that some input's day records were read. */
+	int no_days, used_days;
 } cnt_board_build;
 
 /* The window of board b at now into *from, *to and *label (borrowed from

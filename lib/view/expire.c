@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "count/rollup.h"
 #include "model/fingerprint.h"
 #include "view/board.h"
 
@@ -168,7 +169,8 @@ int cnt_expire_run(const cnt_defs *defs, int64_t now, int fd, const char *name, 
 	reach r;
 	cnt_bucket b;
 	cnt_bucket_in in;
-	int rc = -1, got, opened = 0;
+	cnt_writer *dw = NULL;   /* the day container's, after the hourly one */
+	int rc = -1, got, opened = 0, in_days = 0;
 
 	memset(st, 0, sizeof(*st));
 	memset(&s, 0, sizeof(s));
@@ -178,10 +180,21 @@ int cnt_expire_run(const cnt_defs *defs, int64_t now, int fd, const char *name, 
 	if (cnt_bucket_in_open(&in, fd, name, &lim, err) != 0)
 		goto out;
 	opened = 1;
+	in.days = -1;   /* hourly records, then day records */
 	while ((got = cnt_bucket_in_next(&in, &b, err)) == 1) {
 		int keep;
 
 		st->in++;
+		if (in.is_day && !in_days) {
+			/* Day records: reachable as hours are, by their span (a day
+			 * a window only partly covers is kept); written to a day
+			 * container of their own, reported in runs of their own. */
+			if (close_stream(&s, report, ctx, err) != 0)
+				goto out;
+			in_days = 1;
+			if (w && (dw = cnt_rollup_day_writer(w, err)) == NULL)
+				goto out;
+		}
 		if (!same_stream(&s, &b)) {
 			if (close_stream(&s, report, ctx, err) != 0)
 				goto out;
@@ -205,18 +218,27 @@ int cnt_expire_run(const cnt_defs *defs, int64_t now, int fd, const char *name, 
 				s.last = b.bucket_end;
 			s.expired++;
 			st->expired++;
+			st->days_expired += (uint64_t)in_days;
 			continue;
 		}
 		if (keep == 2)
 			st->unknown++;
 		st->kept++;
-		if (w && (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0 ? cnt_err_nomem(err) : cnt_writer_commit(w, err)) != 0)
+		st->days_kept += (uint64_t)in_days;
+		if (w && (cnt_bucket_encode(&b, cnt_writer_buf(dw ? dw : w)) != 0 ? cnt_err_nomem(err) :
+			cnt_writer_commit(dw ? dw : w, err)) != 0)
 			goto out;
 	}
 	if (got < 0 || close_stream(&s, report, ctx, err) != 0)
 		goto out;
+	/* a day container holding no record is written the same */
+	if (w && in.saw_days && dw == NULL && (dw = cnt_rollup_day_writer(w, err)) == NULL)
+		goto out;
+	if (dw && cnt_writer_finish(dw, err) != 0)
+		goto out;
 	rc = 0;
 out:
+	cnt_writer_free(dw);
 	if (opened)
 		cnt_bucket_in_release(&in);
 	cnt_tz_cache_free(tzc);

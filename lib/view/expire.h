@@ -38,6 +38,7 @@ typedef struct cnt_expire_stats {
 	uint64_t kept;      /* written (or that would be) */
 	uint64_t expired;   /* left out */
 	uint64_t unknown;   /* kept because their counter version is not declared */
+	uint64_t days_kept, days_expired; /* of them, day records (cnt-bucket(5)) */
 } cnt_expire_stats;
 
 /* Called once per run of expired records of one (tenant, counter,
@@ -54,6 +55,9 @@ int cnt_expire_reachable(const cnt_defs *defs, cnt_tz_cache *tzc, const cnt_buck
 
 /* Reads the bucket file on fd (name for messages), writes every reachable
  * record to w (NULL: writes nothing, a dry run) in the same order, and
+ * the reachable day records (cnt-bucket(5), count/rollup.h; same rule, by
+ * their span) to a day container after it (w is then finished; finishing
+ * it again does nothing); day records are reported in runs of their own;
  * reports each run of expired records to report (NULL: none).  0, or -1
  * with err naming the file and record. */
 int cnt_expire_run(const cnt_defs *defs, int64_t now, int fd, const char *name, cnt_writer *w,
