@@ -246,7 +246,8 @@ int main(int argc, char **argv)
 		fds[i] = cnt_cli_open_in(names[i]);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
 	    cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0 ||
-	    (fu.acc = cnt_accum_new(memory, tmpdir, &err)) == NULL)
+	    (fu.acc = cnt_accum_new(fu.threads > 1 ? memory / 2 : memory, tmpdir, &err)) == NULL ||
+	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, tmpdir, &err)) == NULL))
 		cnt_die_err(&err);
 	loaded = dd.count;
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
@@ -309,6 +310,7 @@ int main(int argc, char **argv)
 	cnt_window_free(fu.win);
 	cnt_topkey_free(fu.hot);
 	cnt_accum_free(fu.acc);
+	cnt_accum_free(fu.acc2);
 	cnt_dedup_release(&dd);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "avro/encoding.h"
 
 #define BATCH_EVENTS 2048
@@ -16,14 +18,15 @@
 #define QUEUE 3
 #define AHEAD 8   /* dedup slots prefetched this many events ahead */
 
-/* One event of a batch: attributed, keyed, its bytes in the batch. */
+/* One event of a batch: keyed, its bytes in the batch; once judged,
+ * attributed when it is a first occurrence. */
 typedef struct slot {
 	cnt_windowed wv;            /* wv.ev: slices into the batch's bytes and attrs */
 	size_t off, len;            /* its Avro bytes in the batch */
 	cnt_dkey key;
 	uint64_t t, h;
 	size_t counter;
-	int bad;                    /* attribution failed: errs[i] says why */
+	int part;                   /* -1: a duplicate; else the accumulator (0, 1) of its member */
 } slot;
 
 typedef struct batch {
@@ -33,7 +36,6 @@ typedef struct batch {
 	size_t blen, bcap;
 	cnt_slice *attrs;
 	size_t alen, acap;
-	cnt_err *errs;              /* made on the first failed attribution */
 } batch;
 
 typedef struct run {
@@ -42,13 +44,15 @@ typedef struct run {
 	char *const *names;
 	size_t n;
 	batch b[QUEUE];
-	/* the queue (two threads): batches full[head..head+nfull) in order */
+	/* the hand-over (two threads): batch i is in b[i % QUEUE]; the reader
+	 * has filled `filled` batches, counting side k has counted done[k] */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	size_t head, nfull, nfree, at;   /* counted next; full; free; filled next */
-	int done, stop;            /* reader finished; counting side failed */
-	int rrc;                   /* the reader's result */
-	cnt_err rerr;
+	uint64_t filled, done[2];
+	int eof, stop;             /* reader finished; a counting side failed */
+	int rrc, crc;              /* the reader's and the second counting thread's results */
+	cnt_err rerr, cerr;
+	cnt_accum *acc[2];
 	cnt_buf scratch;           /* an event encoded (not read by the fast path) */
 	cnt_attrs_buf ab;
 } run;
@@ -58,7 +62,6 @@ static void batch_release(batch *b)
 	free(b->s);
 	free(b->bytes);
 	free(b->attrs);
-	free(b->errs);
 }
 
 static int batch_init(batch *b, cnt_err *err)
@@ -110,17 +113,16 @@ static void rebase(cnt_slice *s, const uint8_t *from, size_t n, const uint8_t *t
 
 /*
  * Adds the admitted event e (target t), whose slices point into raw/rawn
- * and its attrs arrays, to b.  Returns 0 added, 1 when b has no room
- * (nothing added; b is not empty), -1 with err set.
+ * and its attrs arrays, to b, keyed.  Returns 0 added, 1 when b has no
+ * room (nothing added; b is not empty), -1 with err set.
  */
-static int add(run *r, batch *b, const cnt_event *e, const cnt_count_target *t, const uint8_t *raw,
-	size_t rawn, cnt_err *err)
+static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const uint8_t *raw, size_t rawn,
+	const cnt_fused *fu, cnt_err *err)
 {
 	slot *s;
 	cnt_event *ev;
 	cnt_slice *keys, *vals;
-	cnt_count_reject why;
-	int rc;
+	uint8_t *to;
 
 	if (b->n == BATCH_EVENTS || rawn > b->bcap - b->blen || 2 * e->nattrs > b->acap - b->alen) {
 		if (b->n > 0)
@@ -131,7 +133,8 @@ static int add(run *r, batch *b, const cnt_event *e, const cnt_count_target *t, 
 	s = &b->s[b->n];
 	s->off = b->blen;
 	s->len = rawn;
-	memcpy(b->bytes + b->blen, raw, rawn);
+	to = b->bytes + b->blen;
+	memcpy(to, raw, rawn);
 	b->blen += rawn;
 	ev = &s->wv.ev;
 	*ev = *e;
@@ -141,121 +144,147 @@ static int add(run *r, batch *b, const cnt_event *e, const cnt_count_target *t, 
 	for (size_t i = 0; i < e->nattrs; i++) {
 		keys[i] = e->attr_keys[i];
 		vals[i] = e->attr_vals[i];
-		rebase(&keys[i], raw, rawn, b->bytes + s->off);
-		rebase(&vals[i], raw, rawn, b->bytes + s->off);
+		rebase(&keys[i], raw, rawn, to);
+		rebase(&vals[i], raw, rawn, to);
 	}
 	ev->attr_keys = keys;
 	ev->attr_vals = vals;
-	rebase(&ev->event_id, raw, rawn, b->bytes + s->off);
-	rebase(&ev->idempotency_key, raw, rawn, b->bytes + s->off);
-	rebase(&ev->tenant_id, raw, rawn, b->bytes + s->off);
-	rebase(&ev->counter_id, raw, rawn, b->bytes + s->off);
-	rebase(&ev->member_ref, raw, rawn, b->bytes + s->off);
-	rebase(&ev->item, raw, rawn, b->bytes + s->off);
-	rebase(&ev->subject, raw, rawn, b->bytes + s->off);
-	rebase(&ev->signature, raw, rawn, b->bytes + s->off);
-	rebase(&ev->retracts, raw, rawn, b->bytes + s->off);
-	rebase(&ev->retraction_id, raw, rawn, b->bytes + s->off);
+	rebase(&ev->event_id, raw, rawn, to);
+	rebase(&ev->idempotency_key, raw, rawn, to);
+	rebase(&ev->tenant_id, raw, rawn, to);
+	rebase(&ev->counter_id, raw, rawn, to);
+	rebase(&ev->member_ref, raw, rawn, to);
+	rebase(&ev->item, raw, rawn, to);
+	rebase(&ev->subject, raw, rawn, to);
+	rebase(&ev->signature, raw, rawn, to);
+	rebase(&ev->retracts, raw, rawn, to);
+	rebase(&ev->retraction_id, raw, rawn, to);
 	s->key = cnt_dedup_event_key(t->version, ev);
 	s->t = cnt_dedup_event_second(ev);
 	s->h = t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0;
 	s->counter = t->counter_index;
-	s->bad = 0;
-	/* Attributed now, judged later: a failure counts only if the event
-	 * turns out to be a first occurrence (cnt-window never sees a
-	 * duplicate). */
-	rc = cnt_window_attribute(r->fu->win, ev, &s->wv, &why, err);
-	if (rc != 0) {
-		if (b->errs == NULL && (b->errs = malloc(BATCH_EVENTS * sizeof(*b->errs))) == NULL)
-			return cnt_err_oom(err, "an attribution error");
-		if (rc > 0)   /* cannot happen: admitted with the same definitions */
-			cnt_err_set(&b->errs[b->n], "internal: an admitted event is not declared: %s", why.msg);
-		else
-			b->errs[b->n] = *err;
-		s->bad = 1;
-	}
+	cnt_dedup_filter_prefetch(fu->filter, s->key);
 	b->n++;
 	return 0;
 }
 
-/* Judges, counts and accumulates the events of b in order, and empties
- * it.  0 or -1 with err set. */
-static int count(run *r, batch *b, cnt_err *err)
+/* Judges the events of a full b in log order: a duplicate is written to
+ * the duplicates and marked; a first occurrence is attributed, counted
+ * by the window stage and given the accumulator of its member (of
+ * `parts`).  0 or -1 with err set. */
+static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 {
-	const cnt_fused *fu = r->fu;
+	for (size_t i = 0; i < b->n; i++) {
+		slot *s = &b->s[i];
+		cnt_count_reject why;
+		int rc;
+
+		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->counter, b->bytes + s->off, s->len, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			s->part = -1;
+			continue;
+		}
+		rc = cnt_window_attribute(fu->win, &s->wv.ev, &s->wv, &why, err);
+		if (rc > 0)   /* cannot happen: admitted with the same definitions */
+			return cnt_err_set(err, "internal: an admitted event is not declared: %s", why.msg);
+		if (rc < 0)
+			return -1;
+		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->counter);
+		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
+			return -1;
+		s->part = parts == 1 ? 0 : (int)(XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n) >> 63);
+	}
+	return 0;
+}
+
+/* Adds the first occurrences of b that belong to accumulator k to it.
+ * 0 or -1 with err set. */
+static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
+{
 	cnt_windowed pend[CNT_ACCUM_BATCH];
 	size_t np = 0;
 
 	for (size_t i = 0; i < b->n; i++) {
-		slot *s = &b->s[i];
-		int rc;
+		const slot *s = &b->s[i];
 
-		if (i + AHEAD < b->n)
-			cnt_dedup_filter_prefetch(fu->filter, b->s[i + AHEAD].key);
-		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->counter, b->bytes + s->off, s->len, err);
-		if (rc < 0)
-			return -1;
-		if (rc > 0)
+		if (s->part != k)
 			continue;
-		if (s->bad) {
-			*err = b->errs[i];
-			return -1;
-		}
-		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->counter);
-		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
-			return -1;
 		pend[np++] = s->wv;
 		if (np == CNT_ACCUM_BATCH) {
-			if (cnt_accum_add_events(fu->acc, pend, np, err) != 0)
+			if (cnt_accum_add_events(acc, pend, np, err) != 0)
 				return -1;
 			np = 0;
 		}
 	}
-	if (np > 0 && cnt_accum_add_events(fu->acc, pend, np, err) != 0)
-		return -1;
+	return np > 0 ? cnt_accum_add_events(acc, pend, np, err) : 0;
+}
+
+static void empty(batch *b)
+{
 	b->n = 0;
 	b->blen = 0;
 	b->alen = 0;
-	return 0;
 }
 
 /* ---- the hand-over (two threads) ---- */
 
-/* The reader's next empty batch, or NULL when the counting side stopped. */
+/* The reader's next batch to fill, or NULL when a counting side stopped. */
 static batch *take_free(run *r)
 {
 	batch *b = NULL;
 
 	pthread_mutex_lock(&r->mu);
-	while (r->nfree == 0 && !r->stop)
+	while (!r->stop && (r->filled - r->done[0] >= QUEUE || r->filled - r->done[1] >= QUEUE))
 		pthread_cond_wait(&r->cv, &r->mu);
-	if (!r->stop) {
-		r->nfree--;
-		b = &r->b[r->at];
-		r->at = (r->at + 1) % QUEUE;
-	}
+	if (!r->stop)
+		b = &r->b[r->filled % QUEUE];
 	pthread_mutex_unlock(&r->mu);
+	if (b)
+		empty(b);
 	return b;
 }
 
-static void put_full(run *r, batch *b)
+static void put_full(run *r)
 {
 	pthread_mutex_lock(&r->mu);
-	r->nfull++;
+	r->filled++;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
-	(void)b;
+}
+
+/* Hands a full batch on: judged, then counted at once (one thread) or
+ * queued (threaded).  Returns the next batch to fill, or NULL (err set
+ * when something failed; not set when a counting side stopped). */
+static batch *hand_on(run *r, batch *b, int threaded, int *failed, cnt_err *err)
+{
+	if (judge(r->fu, b, threaded ? 2 : 1, err) != 0) {
+		*failed = 1;
+		return NULL;
+	}
+	if (!threaded) {
+		if (count(r->acc[0], b, 0, err) != 0) {
+			*failed = 1;
+			return NULL;
+		}
+		empty(b);
+		return b;
+	}
+	put_full(r);
+	return take_free(r);
 }
 
 /*
- * The reader.  With one thread each full batch is counted at once; with
- * two (threaded), it is queued: batches are filled in the order b[0],
- * b[1], ... (mod QUEUE), and counted in that order.
+ * The reader: reads every input, admits each event (rejects to the
+ * rejects stream) and queues the others in batches, each judged and
+ * handed on when full.  0, or -1 with err set.
  */
 static int read_all(run *r, int threaded, cnt_err *err)
 {
 	const cnt_fused *fu = r->fu;
 	batch *b = threaded ? take_free(r) : &r->b[0];
+	int failed = 0;
 
 	if (b == NULL)
 		return 0;
@@ -304,30 +333,26 @@ static int read_all(run *r, int threaded, cnt_err *err)
 				raw = r->scratch.p;
 				rawn = r->scratch.len;
 			}
-			while ((rc = add(r, b, &e, &t, raw, rawn, err)) == 1) {
-				if (threaded) {
-					put_full(r, b);
-					if ((b = take_free(r)) == NULL) {
-						cnt_event_in_free(in);
-						return 0;
-					}
-				} else if (count(r, b, err) != 0) {
+			while ((rc = add(b, &e, &t, raw, rawn, fu, err)) == 1)
+				if ((b = hand_on(r, b, threaded, &failed, err)) == NULL)
 					break;
-				}
-			}
-			if (rc < 0)
+			if (b == NULL || rc < 0)
 				break;
 		}
 		cnt_event_in_free(in);
-		if (rc < 0)
+		if (rc < 0 || failed)
 			return -1;
+		if (b == NULL)
+			return 0;
 	}
+	if (b->n > 0 && judge(fu, b, threaded ? 2 : 1, err) != 0)
+		return -1;
 	if (threaded) {
 		if (b->n > 0)
-			put_full(r, b);
+			put_full(r);
 		return 0;
 	}
-	return count(r, b, err);
+	return count(r->acc[0], b, 0, err);
 }
 
 static void *reader(void *arg)
@@ -337,31 +362,29 @@ static void *reader(void *arg)
 
 	pthread_mutex_lock(&r->mu);
 	r->rrc = rc;
-	r->done = 1;
+	r->eof = 1;
 	pthread_cond_broadcast(&r->cv);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
 
-/* The counting side of two threads: batches in the order they were
- * filled, each given back once counted. */
-static int count_all(run *r, cnt_err *err)
+/* Counting side k of two threads: every batch in the order it was
+ * filled, its members of half k.  0, or -1 with err set. */
+static int count_all(run *r, int k, cnt_err *err)
 {
 	for (;;) {
 		batch *b;
-		size_t idx;
 
 		pthread_mutex_lock(&r->mu);
-		while (r->nfull == 0 && !r->done)
+		while (r->done[k] == r->filled && !r->eof && !r->stop)
 			pthread_cond_wait(&r->cv, &r->mu);
-		if (r->nfull == 0) {
+		if (r->stop || r->done[k] == r->filled) {
 			pthread_mutex_unlock(&r->mu);
 			return 0;
 		}
-		idx = r->head;
+		b = &r->b[r->done[k] % QUEUE];
 		pthread_mutex_unlock(&r->mu);
-		b = &r->b[idx];
-		if (count(r, b, err) != 0) {
+		if (count(r->acc[k], b, k, err) != 0) {
 			pthread_mutex_lock(&r->mu);
 			r->stop = 1;
 			pthread_cond_broadcast(&r->cv);
@@ -369,18 +392,67 @@ static int count_all(run *r, cnt_err *err)
 			return -1;
 		}
 		pthread_mutex_lock(&r->mu);
-		r->head = (r->head + 1) % QUEUE;
-		r->nfull--;
-		r->nfree++;
+		r->done[k]++;
 		pthread_cond_broadcast(&r->cv);
 		pthread_mutex_unlock(&r->mu);
 	}
 }
 
+static void *counter(void *arg)
+{
+	run *r = arg;
+
+	r->crc = count_all(r, 1, &r->cerr);
+	return NULL;
+}
+
+/* Two threads beside the calling one: the reader and counting side 1;
+ * the calling thread is counting side 0.  0 or -1 with err set. */
+static int run_threads(run *r, cnt_err *err)
+{
+	pthread_t rt, ct;
+	int e, rc;
+
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if ((e = pthread_create(&rt, NULL, reader, r)) != 0) {
+		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
+			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
+		goto out;
+	}
+	if ((e = pthread_create(&ct, NULL, counter, r)) != 0) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(rt, NULL);
+		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
+			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
+		goto out;
+	}
+	rc = count_all(r, 0, err);
+	pthread_join(ct, NULL);
+	pthread_join(rt, NULL);
+	/* the reader's error first: what it did not read was never counted */
+	if (r->rrc != 0) {
+		*err = r->rerr;
+		rc = -1;
+	} else if (rc == 0 && r->crc != 0) {
+		*err = r->cerr;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = cnt_accum_absorb(r->acc[0], r->acc[1], err);
+out:
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	return rc;
+}
+
 int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_t n, cnt_err *err)
 {
 	run *r = calloc(1, sizeof(*r));
-	int nb = fu->threads > 1 ? QUEUE : 1, rc = 0;
+	int threaded = fu->threads > 1 && fu->acc2 != NULL, nb = threaded ? QUEUE : 1, rc = 0;
 
 	if (r == NULL)
 		return cnt_err_oom(err, "cnt-count");
@@ -388,37 +460,13 @@ int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_
 	r->fds = fds;
 	r->names = names;
 	r->n = n;
+	r->acc[0] = fu->acc;
+	r->acc[1] = fu->acc2;
 	r->scratch = (cnt_buf)CNT_BUF_INIT;
-	for (int i = 0; i < nb; i++)
-		if (batch_init(&r->b[i], err) != 0) {
-			rc = -1;
-			goto out;
-		}
-	if (nb == 1) {
-		rc = read_all(r, 0, err);
-	} else {
-		pthread_t th;
-		int e;
-
-		/* both sides go round b[0], b[1], ... in the same order */
-		r->nfree = QUEUE;
-		pthread_mutex_init(&r->mu, NULL);
-		pthread_cond_init(&r->cv, NULL);
-		if ((e = pthread_create(&th, NULL, reader, r)) != 0) {
-			rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
-				: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
-		} else {
-			rc = count_all(r, err);
-			pthread_join(th, NULL);
-			if (rc == 0 && r->rrc != 0) {
-				*err = r->rerr;
-				rc = -1;
-			}
-		}
-		pthread_mutex_destroy(&r->mu);
-		pthread_cond_destroy(&r->cv);
-	}
-out:
+	for (int i = 0; i < nb && rc == 0; i++)
+		rc = batch_init(&r->b[i], err);
+	if (rc == 0)
+		rc = threaded ? run_threads(r, err) : read_all(r, 0, err);
 	for (int i = 0; i < nb; i++)
 		batch_release(&r->b[i]);
 	cnt_buf_release(&r->scratch);

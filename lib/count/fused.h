@@ -50,6 +50,7 @@ typedef struct cnt_fused {
 	cnt_dedup_filter *filter;   /* made with out NULL; its duplicates writer, if any, gets them */
 	cnt_window *win;            /* made with out NULL, over the same definitions */
 	cnt_accum *acc;
+	cnt_accum *acc2;            /* with two threads: the second half's, absorbed into acc at the end */
 	cnt_topkey *hot;            /* NULL, or fed each first occurrence's key (cnt-window --stats) */
 	cnt_rejects *rejects;
 	void (*input)(int fd, const char *name);  /* NULL, or called as each input starts */
