@@ -17,22 +17,30 @@
  *     accumulator (cnt_accum_add_events); a compensation (retracts set),
  *     an approx counter's sampled event and a late one are handled there
  *     exactly as cnt-window and cnt-accumulate handle them.  Nothing is
- *     held: held events are the business of cnt-hold, upstream.
+ *     held here: cnt-ingest --holds sets held events aside before the
+ *     archive, and the three tools too count held as 0.
  * A first occurrence whose attribution fails (a timezone that cannot be
  * loaded, an approx event whose cnt.sample is not a level) stops the run
  * with that error, as it stops cnt-window; a duplicate is never
  * attributed, as in the pipe.
  *
- * Threads.  With two threads, a reader thread reads, decompresses and
- * decodes the inputs, admits each event, computes its dedup key and
- * attributes it, into batches of events copied into memory of the batch;
- * the calling thread judges, counts and accumulates each batch in order.
- * Batches are handed over in order through a queue of three, reused, so
- * every call on the dedup table, the window counts and the accumulator is
- * made in log order by one thread: the output does not depend on
- * scheduling.  An error on either side stops both; the first error in log
- * order... is the one returned when the reader fails (the rest of its
- * input is never judged), else the counting side's.
+ * Threads.  With two threads (fu->threads 2 and fu->acc2 set), a reader
+ * thread reads, decompresses and decodes the inputs, admits each event,
+ * copies it into a batch with its dedup key, and when the batch is full
+ * judges it in log order (duplicates written), attributes and counts
+ * each first occurrence (window stage, hot key); two counting threads
+ * (the calling thread and one more) then add the batch's first
+ * occurrences to fu->acc and fu->acc2, each taking the members of one half
+ * of the hash space (top bit of XXH3-64 of member_ref), so the two hold
+ * no key in common; at the end acc2 is absorbed into acc
+ * (cnt_accum_absorb), whose one cnt_accum_finish() writes the output.
+ * Batches are handed over in order through a ring of three, reused; every
+ * call on the dedup table and the window stage is made in log order by
+ * the reader, and each accumulator sees its events in log order: the
+ * output does not depend on scheduling (and an accumulator's groups do
+ * not depend on the order of their events anyway).  An error on any side
+ * stops the others; the reader's error is returned first (what it did
+ * not read was never counted), else a counting side's.
  */
 #ifndef CNT_COUNT_FUSED_H
 #define CNT_COUNT_FUSED_H
@@ -60,8 +68,9 @@ typedef struct cnt_fused {
 
 /* Runs the chain over the n inputs fds[i] (names[i] for messages and
  * rejects; the fds are not closed), in order, into fu's stages.
- * Afterwards the caller finishes the filter, the window and the
- * accumulator as the tools do.  0, or -1 with err set (an input, a
+ * Afterwards everything counted is in fu->acc (acc2 is left empty), and
+ * the caller finishes the filter, the window and the accumulator as the
+ * tools do.  0, or -1 with err set (an input, a
  * timezone, memory, a write, a spill); the callbacks run on the reader
  * thread with two threads. */
 int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_t n, cnt_err *err);
