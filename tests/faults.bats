@@ -28,7 +28,7 @@ EVENTS="$ROOT/examples/events.jsonl"
 KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-count cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -222,6 +222,12 @@ full() {
 	full cnt-accumulate --output /dev/full "$F/windowed.avro"
 	full cnt-accumulate --output "$O/a.avro" --stats /dev/full "$F/windowed.avro"
 
+	full cnt-count --definitions "$DEFS" "$F/archive.avro"
+	full cnt-count --definitions "$DEFS" --output /dev/full "$F/archive.avro"
+	full cnt-count --definitions "$DEFS" --output "$O/a.avro" --duplicates /dev/full "$F/archive.avro" "$F/archive.avro"
+	full cnt-count --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/full "$F/ghost.avro"
+	full cnt-count --definitions "$DEFS" --output "$O/a.avro" --state "$O/state" --stats /dev/full "$F/archive.avro"
+
 	full cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" "$F/buckets.avro"
 	full cnt-expire --definitions "$DEFS" --now "$NOW" --output /dev/full "$F/buckets.avro"
 	full cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" --stats /dev/full "$F/buckets.avro"
@@ -328,6 +334,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		head1 $mode cnt-dedup --definitions "$DEFS" "$F/big.avro"
 		head1 $mode cnt-window --definitions "$DEFS" "$F/bigdedup.avro"
 		head1 $mode cnt-accumulate "$F/bigwin.avro"
+		head1 $mode cnt-count --definitions "$DEFS" "$F/big.avro"
 		head1 $mode cnt-diff "$F/bigbuckets.avro" "$F/buckets.avro"
 		head1 $mode cnt-diff "$F/bigviews/$BOARD/global/current" "$F/views/$BOARD/global/current"
 		head1 $mode cnt-rank --views "$F/bigviews" --board "$BOARD" --now "$NOW" top 10000
@@ -353,6 +360,7 @@ print(128 - p.returncode if p.returncode < 0 else p.returncode)
 		closed $mode cnt-dedup --definitions "$DEFS" --state "$O/state" "$F/archive.avro"
 		closed $mode cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/stdout "$F/ghost.avro"
 		closed $mode cnt-accumulate --stats "$O/st.json" "$F/windowed.avro"
+		closed $mode cnt-count --definitions "$DEFS" --state "$O/state" --stats "$O/st.json" "$F/archive.avro"
 		closed $mode cnt-diff "$F/buckets.avro" "$F/doubled.avro"
 		closed $mode cnt-diff "$F/views/$BOARD/global/current" "$F/bigviews/$BOARD/global/current"
 		closed $mode cnt-project --definitions "$DEFS" --board "$BOARD" --views "$O/views" --now "$NOW" \
@@ -649,6 +657,16 @@ snaps_ok() {
 		--now "$NOW" "$F/daybuckets.avro"
 	sweep 0 no_prep nothing_left cnt-expire --definitions "$DEFS" --now "$NOW" --output "$O/a.avro" \
 		"$F/daybuckets.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-count fails cleanly at every allocation, its state file untouched, one thread and two" {
+	sweep 0 state_prep state_kept cnt-count --definitions "$DEFS" --state "$O/dedup.state" --threads 1 \
+		--output "$O/a.avro" --duplicates "$O/dups.avro" --rejects "$O/rej.jsonl" \
+		--stats "$O/st.json" "$F/archive.avro" "$F/part.avro" "$F/ghost.avro"
+	sweep 0 state_prep state_kept cnt-count --definitions "$DEFS" --state "$O/dedup.state" \
+		--output "$O/a.avro" --duplicates "$O/dups.avro" --rejects "$O/rej.jsonl" \
+		--stats "$O/st.json" "$F/archive.avro" "$F/part.avro" "$F/ghost.avro"
 	check_problems
 }
 
@@ -952,6 +970,10 @@ gone() {
 	NAMES="a.avro st.json"; plant
 	cnt-accumulate --output "$O/a.avro" --stats "$O/st.json" "$F/windowed.avro"
 	check_leftovers cnt-accumulate
+	NAMES="a.avro dup.avro state st.json"; plant
+	cnt-count --definitions "$DEFS" --output "$O/a.avro" --duplicates "$O/dup.avro" --state "$O/state" \
+		--stats "$O/st.json" "$F/archive.avro"
+	check_leftovers cnt-count
 	NAMES="st.json"; plant
 	cnt-diff --stats "$O/st.json" "$F/buckets.avro" "$F/buckets.avro"
 	check_leftovers cnt-diff

@@ -165,7 +165,8 @@ void cnt_accum_free(cnt_accum *a)
 		free(a->streams[i].counter);
 	}
 	for (size_t i = 0; i < a->nruns; i++)
-		close(a->runs[i]);
+		if (a->runs[i] >= 0)
+			close(a->runs[i]);
 	free(a->runs);
 	free(a->streams);
 	cnt_buf_release(&a->mdata);
@@ -748,6 +749,96 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
 		return -1;
 	return (a->st.buckets_in & 255) == 0 ? check_memory(a, err) : 0;
+}
+
+/* ---- absorbing another accumulator (count/fused.h) ------------------ */
+
+int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
+{
+	/* b's member and stream ids in a, + 1 (0: not yet interned) */
+	uint32_t *mmap1 = calloc(b->nmembers + 1, sizeof(*mmap1)), *smap1 = calloc(b->nstreams + 1, sizeof(*smap1));
+
+	if (mmap1 == NULL || smap1 == NULL)
+		goto oom;
+	/* room for every group at once: no growth on the way */
+	while ((a->ngroups + b->ngroups) * 2 > a->gmask + 1)
+		if (grow_groups(a) != 0)
+			goto oom;
+	for (size_t i = 0; i < b->ngroups; i++) {
+		agg *o = &b->groups[i];
+		uint32_t s, mid, d = 0;
+		size_t before = a->ngroups;
+		ssize_t gi;
+
+		if (smap1[o->stream] == 0) {
+			const stream *bs = &b->streams[o->stream];
+			cnt_slice t = {bs->tenant, bs->tn}, c = {bs->counter, bs->cn};
+
+			if (stream_of(a, t, c, bs->version, &s) != 0)
+				goto oom;
+			smap1[o->stream] = s + 1;
+		}
+		s = smap1[o->stream] - 1;
+		if (mmap1[o->member] == 0) {
+			cnt_slice m = {(const char *)b->mdata.p + b->moff[o->member], b->mlen[o->member]};
+
+			if (member_of(a, m, XXH3_64bits(m.p, m.n), &mid) != 0)
+				goto oom;
+			mmap1[o->member] = mid + 1;
+		}
+		mid = mmap1[o->member] - 1;
+		if (o->dim) {
+			cnt_slice dim, val;
+
+			dpair_get(b, o->dim, &dim, &val);
+			if (dpair_of(a, dim, val, &d) != 0)
+				goto oom;
+		}
+		if ((gi = group_of(a, s, mid, d, o->bucket_start, o->shard, o->bucket_end,
+			group_hash_of(s, mid, d, o->bucket_start, o->shard))) < 0)
+			goto oom;
+		if (a->ngroups == before) {
+			free(mmap1);
+			free(smap1);
+			return cnt_err_set(err, "internal: absorbing an accumulator that shares a key");
+		}
+		a->groups[gi] = *o;
+		a->groups[gi].stream = s;
+		a->groups[gi].member = mid;
+		a->groups[gi].dim = d;
+		o->sketch = o->late_sketch = NULL;   /* a's now */
+	}
+	free(mmap1);
+	free(smap1);
+	a->sketch_bytes += b->sketch_bytes;
+	b->sketch_bytes = 0;
+	for (size_t i = 0; i < b->nruns; i++) {
+		if (a->nruns == a->cruns) {
+			size_t c = a->cruns ? a->cruns * 2 : 8;
+			int *v = realloc(a->runs, c * sizeof(*v));
+
+			if (v == NULL)
+				return cnt_err_nomem(err);
+			a->runs = v;
+			a->cruns = c;
+		}
+		a->runs[a->nruns++] = b->runs[i];
+		b->runs[i] = -1;
+	}
+	a->st.events += b->st.events;
+	a->st.late_events += b->st.late_events;
+	a->st.buckets_in += b->st.buckets_in;
+	a->st.events_in_buckets += b->st.events_in_buckets;
+	a->st.compensations += b->st.compensations;
+	a->st.scaled_extra += b->st.scaled_extra;
+	a->st.runs += b->st.runs;
+	a->st.peak_bytes += b->st.peak_bytes;
+	b->st = (cnt_accum_stats){0};
+	return check_memory(a, err);
+oom:
+	free(mmap1);
+	free(smap1);
+	return cnt_err_nomem(err);
 }
 
 /* ---- canonical order ------------------------------------------------ */

@@ -74,6 +74,13 @@ int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
 int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err);
 /* Adds one bucket record (merging bucket files).  0 or -1. */
 int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
+/* Moves everything b holds (groups, spilled runs, statistics) into a,
+ * whose groups must have no key in common with b's (cnt-count gives
+ * each of two accumulators the members of one half of the hash space);
+ * b is left empty, to be freed.  0, or -1 with err set (out of memory, a
+ * spill, an internal error when a key is shared). */
+int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err);
+
 /* Writes every group, in canonical order, one record per key, to w.
  * Returns 0 or -1 with err set.  The accumulator is spent afterwards. */
 int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);

@@ -69,7 +69,7 @@ static void put(cnt_dslot *slots, size_t mask, const cnt_dslot *s)
 {
 	size_t i;
 
-	for (i = s->lo & mask; slots[i].lo | slots[i].hi; i = (i + 1) & mask)
+	for (i = cnt_dedup_home(s->lo, mask); slots[i].lo | slots[i].hi; i = (i + 1) & mask)
 		;
 	slots[i] = *s;
 }
@@ -97,7 +97,7 @@ int cnt_dedup_check(cnt_dedup *d, cnt_dkey k, uint64_t t, uint64_t h)
 
 	if (t > d->clock_s)
 		d->clock_s = t;
-	for (i = k.lo & d->mask;; i = (i + 1) & d->mask) {
+	for (i = cnt_dedup_home(k.lo, d->mask);; i = (i + 1) & d->mask) {
 		cnt_dslot *s = &d->slots[i];
 
 		if (s->lo == k.lo && s->hi == k.hi) {
@@ -114,7 +114,7 @@ int cnt_dedup_check(cnt_dedup *d, cnt_dkey k, uint64_t t, uint64_t h)
 	if ((d->count + 1) > (d->mask + 1) / 4 * 3) {
 		if (grow(d) != 0)
 			return -1;
-		for (i = k.lo & d->mask; d->slots[i].lo | d->slots[i].hi; i = (i + 1) & d->mask)
+		for (i = cnt_dedup_home(k.lo, d->mask); d->slots[i].lo | d->slots[i].hi; i = (i + 1) & d->mask)
 			;
 	}
 	d->slots[i].lo = k.lo;
@@ -166,9 +166,91 @@ static int sort_slots(cnt_dslot *v, size_t n)
 	return 0;
 }
 
+static int slot_less(const cnt_dslot *a, const cnt_dslot *b)
+{
+	return a->lo < b->lo || (a->lo == b->lo && a->hi < b->hi);
+}
+
+/* Sorts v, nearly sorted already, by insertion: 0, or 1 when that would
+ * take more than about 8 moves a key (then v is still a permutation of
+ * itself, to be sorted otherwise). */
+static int sort_nearly(cnt_dslot *v, size_t n)
+{
+	size_t budget = 8 * n + 1024;
+
+	for (size_t i = 1; i < n; i++) {
+		cnt_dslot x = v[i];
+		size_t j = i;
+
+		while (j > 0 && slot_less(&x, &v[j - 1])) {
+			v[j] = v[j - 1];
+			j--;
+			if (--budget == 0) {
+				v[j] = x;
+				return 1;
+			}
+		}
+		v[j] = x;
+	}
+	return 0;
+}
+
+/*
+ * The live keys of d in key order, into live (room for d->count): a key
+ * sits at or a little after its home slot, the top bits of lo, so the
+ * table read in slot order is sorted but for the short runs that probing
+ * shuffles, and the keys that wrapped past the last slot to the first
+ * ones, which belong at the end.  Insertion sort finishes it in linear
+ * time; the radix sort is the fallback when it would not.
+ */
+static int gather_sorted(const cnt_dedup *d, cnt_dslot *live, size_t *np)
+{
+	size_t n = 0, cap = d->mask + 1, i, nw = 0, wrapped[64];
+	int spill = 0;
+
+	/* the first run (up to the first empty slot) may hold wrapped keys */
+	for (i = 0; i < cap && (d->slots[i].lo | d->slots[i].hi); i++) {
+		const cnt_dslot *s = &d->slots[i];
+
+		if (cnt_dedup_home(s->lo, d->mask) > i) {
+			if (nw < 64)
+				wrapped[nw++] = i;
+			else
+				spill = 1;
+			continue;
+		}
+		if (s->expire_s > d->clock_s)
+			live[n++] = *s;
+	}
+	for (; i < cap; i++) {
+		const cnt_dslot *s = &d->slots[i];
+
+		if ((s->lo | s->hi) && s->expire_s > d->clock_s)
+			live[n++] = *s;
+	}
+	for (size_t k = 0; k < nw; k++)
+		if (d->slots[wrapped[k]].expire_s > d->clock_s)
+			live[n++] = d->slots[wrapped[k]];
+	if (spill) {   /* more than 64 wrapped: take them in whatever order */
+		for (i = 0; i < cap && (d->slots[i].lo | d->slots[i].hi); i++)
+			if (cnt_dedup_home(d->slots[i].lo, d->mask) > i && d->slots[i].expire_s > d->clock_s) {
+				int seen = 0;
+
+				for (size_t k = 0; k < nw; k++)
+					seen |= wrapped[k] == i;
+				if (!seen)
+					live[n++] = d->slots[i];
+			}
+	}
+	*np = n;
+	if (n > 1 && sort_nearly(live, n) != 0)
+		return sort_slots(live, n);
+	return 0;
+}
+
 int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err *err)
 {
-	size_t n = 0, cap = d->mask + 1;
+	size_t n = 0;
 	cnt_dslot *live = malloc((d->count + 1) * sizeof(*live));
 	uint8_t head[24], rec[16], sum[8];
 	XXH64_state_t st;
@@ -176,13 +258,7 @@ int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err
 
 	if (live == NULL)
 		return cnt_err_oom(err, "saving the dedup state");
-	for (size_t i = 0; i < cap; i++) {
-		const cnt_dslot *s = &d->slots[i];
-
-		if ((s->lo | s->hi) && s->expire_s > d->clock_s)
-			live[n++] = *s;
-	}
-	if (n > 1 && sort_slots(live, n) != 0) {
+	if (gather_sorted(d, live, &n) != 0) {
 		free(live);
 		return cnt_err_oom(err, "saving the dedup state");
 	}

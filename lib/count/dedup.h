@@ -12,7 +12,9 @@
  * So one slot is 16 bytes.  The table is open addressing with linear
  * probing, grown to keep at most 3/4 of its slots used and presized from
  * the expected key count, so memory is 16 to 32 bytes per remembered key
- * (21 at the usual load).  Lookups are batched: cnt_dedup_prefetch() for a
+ * (21 at the usual load).  A key's home slot is the top bits of its lo
+ * half, so the table in slot order is nearly sorted: saving finishes the
+ * order by insertion, in linear time.  Lookups are batched: cnt_dedup_prefetch() for a
  * batch, then cnt_dedup_check() for each, so cache misses overlap.
  *
  * The state file (cnt-dedup(1), STATE FILE):
@@ -76,9 +78,17 @@ int cnt_dedup_load_mem(cnt_dedup *d, const uint8_t *p, size_t size, const char *
  * Returns 0 or -1 with err set.  *kept is the number of keys written. */
 int cnt_dedup_save(cnt_dedup *d, int fd, const char *name, size_t *kept, cnt_err *err);
 
+/* The home slot of a key in a table of mask + 1 (a power of two, at
+ * least 2) slots: the top bits of lo, so that slot order is nearly key
+ * order and the state is saved without a full sort. */
+static inline size_t cnt_dedup_home(uint64_t lo, size_t mask)
+{
+	return (size_t)(lo >> (64 - __builtin_ctzll((unsigned long long)mask + 1)));
+}
+
 static inline void cnt_dedup_prefetch(const cnt_dedup *d, cnt_dkey k)
 {
-	__builtin_prefetch(&d->slots[k.lo & d->mask]);
+	__builtin_prefetch(&d->slots[cnt_dedup_home(k.lo, d->mask)]);
 }
 
 /* Judges a key seen at ingest second t with a horizon of h seconds:

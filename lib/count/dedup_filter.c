@@ -118,18 +118,14 @@ int cnt_dedup_filter_finish(cnt_dedup_filter *f, cnt_err *err)
 		return cnt_err_set(err, "internal: records do not balance: in %llu != out %llu + duplicates %llu + rejected %llu",
 			(unsigned long long)t->in, (unsigned long long)t->out, (unsigned long long)t->duplicates,
 			(unsigned long long)t->rejected);
-	if (cnt_writer_finish(f->out, err) != 0 || (f->dups && cnt_writer_finish(f->dups, err) != 0))
+	if ((f->out && cnt_writer_finish(f->out, err) != 0) || (f->dups && cnt_writer_finish(f->dups, err) != 0))
 		return -1;
 	return 0;
 }
 
-int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_t *raw, size_t rawn,
-	cnt_count_reject *rej, cnt_err *err)
+int cnt_dedup_filter_admit(cnt_dedup_filter *f, const cnt_event *e, cnt_count_target *t,
+	cnt_count_reject *rej)
 {
-	cnt_count_target t;
-	pending *pe;
-	int rc;
-
 	if (f->totals.in == 0 || e->event_time < f->totals.event_time_min)
 		f->totals.event_time_min = e->event_time;
 	if (f->totals.in == 0 || e->event_time > f->totals.event_time_max)
@@ -139,16 +135,52 @@ int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_
 	if (f->totals.in == 0 || e->ingest_time > f->totals.ingest_time_max)
 		f->totals.ingest_time_max = e->ingest_time;
 	f->totals.in++;
-	if (cnt_count_lookup(f->defs, f->defs_name, e, &t, rej) != 0) {
+	if (cnt_count_lookup(f->defs, f->defs_name, e, t, rej) != 0) {
 		f->totals.rejected++;
-		if (t.tenant == NULL)
+		if (t->tenant == NULL)
 			f->totals.unknown_tenant++;
-		else if (t.version != NULL)
+		else if (t->version != NULL)
 			f->totals.not_monotonic++;
 		else
 			f->totals.unknown_counter++;
 		return 1;
 	}
+	f->counters[t->counter_index].in++;
+	return 0;
+}
+
+void cnt_dedup_filter_prefetch(const cnt_dedup_filter *f, cnt_dkey key)
+{
+	cnt_dedup_prefetch(f->table, key);
+}
+
+int cnt_dedup_filter_judge(cnt_dedup_filter *f, cnt_dkey key, uint64_t t, uint64_t h, size_t counter,
+	const uint8_t *raw, size_t rawn, cnt_err *err)
+{
+	int seen = cnt_dedup_check(f->table, key, t, h);
+
+	if (seen < 0)
+		return cnt_err_oom(err, "growing the dedup table past %zu keys", f->table->count);
+	if (seen == 0) {
+		f->totals.out++;
+		return 0;
+	}
+	f->totals.duplicates++;
+	f->counters[counter].duplicates++;
+	if (f->dups && put(f->dups, raw, rawn, err) != 0)
+		return -1;
+	return 1;
+}
+
+int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_t *raw, size_t rawn,
+	cnt_count_reject *rej, cnt_err *err)
+{
+	cnt_count_target t;
+	pending *pe;
+	int rc;
+
+	if (cnt_dedup_filter_admit(f, e, &t, rej) != 0)
+		return 1;
 	if (f->nb == CNT_DEDUP_BATCH && cnt_dedup_filter_flush(f, err) != 0)
 		return -1;
 	pe = &f->batch[f->nb];
@@ -162,7 +194,6 @@ int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_
 	pe->counter = t.counter_index;
 	pe->key = cnt_dedup_event_key(t.version, e);
 	cnt_dedup_prefetch(f->table, pe->key);
-	f->counters[t.counter_index].in++;
 	f->nb++;
 	return 0;
 }

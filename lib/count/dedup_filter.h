@@ -91,6 +91,23 @@ int cnt_dedup_filter_flush(cnt_dedup_filter *f, cnt_err *err);
  * and finishes the writers (cnt_writer_finish).  0 or -1 with err set. */
 int cnt_dedup_filter_finish(cnt_dedup_filter *f, cnt_err *err);
 
+/* The two halves of cnt_dedup_filter_event, for a stage that keeps the
+ * events itself (count/fused.h).  admit: counts e's times and looks up
+ * its counter version; 0 with *t filled (e counted in `in` and its
+ * counter's in), or 1 rejected (counted, *rej says why).  judge: judges a
+ * key as the batch does (t its ingest second, h its horizon, counter its
+ * definitions index) and counts it; 0 first occurrence, 1 duplicate
+ * (raw/rawn, its Avro bytes, appended to the duplicates writer when
+ * there is one), -1 with err set (memory, a write).  Calls to judge
+ * must come in log order; admit and judge touch different counts, so
+ * they may run on two threads (one thread each). */
+int cnt_dedup_filter_admit(cnt_dedup_filter *f, const cnt_event *e, cnt_count_target *t,
+	cnt_count_reject *rej);
+int cnt_dedup_filter_judge(cnt_dedup_filter *f, cnt_dkey key, uint64_t t, uint64_t h, size_t counter,
+	const uint8_t *raw, size_t rawn, cnt_err *err);
+/* Prefetches key's slot of the table, some judgements ahead. */
+void cnt_dedup_filter_prefetch(const cnt_dedup_filter *f, cnt_dkey key);
+
 /* Counts so far (queued events are in `in` but not yet in out or
  * duplicates); the counter of definitions index i. */
 const cnt_dedup_totals *cnt_dedup_filter_totals(const cnt_dedup_filter *f);

@@ -195,6 +195,16 @@ int cnt_window_event(cnt_window *w, const cnt_event *e, const uint8_t *raw, size
 	return 0;
 }
 
+void cnt_window_take(cnt_window *w, const cnt_event *e, const cnt_windowed *wv, size_t counter_index)
+{
+	cnt_count_target t;
+
+	t.counter_index = counter_index;
+	w->totals.in++;
+	count(w, e, wv, &t);
+	w->totals.out++;
+}
+
 int cnt_window_stage(void *w, const cnt_event *e, const uint8_t *raw, size_t rawn,
 	cnt_count_reject *rej, cnt_err *err)
 {
@@ -208,7 +218,7 @@ int cnt_window_finish(cnt_window *w, cnt_err *err)
 	if (t->in != t->out + t->rejected)
 		return cnt_err_set(err, "internal: records do not balance: in %llu != out %llu + rejected %llu",
 			(unsigned long long)t->in, (unsigned long long)t->out, (unsigned long long)t->rejected);
-	return cnt_writer_finish(w->out, err);
+	return w->out ? cnt_writer_finish(w->out, err) : 0;
 }
 
 const cnt_window_totals *cnt_window_get_totals(const cnt_window *w)

@@ -83,9 +83,14 @@ int cnt_window_event(cnt_window *w, const cnt_event *e, const uint8_t *raw, size
 int cnt_window_stage(void *w, const cnt_event *e, const uint8_t *raw, size_t rawn,
 	cnt_count_reject *rej, cnt_err *err);
 
+/* Counts e, attributed by cnt_window_attribute() as wv, of the counter
+ * of definitions index counter_index, as cnt_window_event() counts what
+ * it writes, without writing it (count/fused.h). */
+void cnt_window_take(cnt_window *w, const cnt_event *e, const cnt_windowed *wv, size_t counter_index);
+
 /* Ends the stage: checks that every event was written or rejected
  * (in = out + rejected; an internal error otherwise) and finishes the
- * writer (cnt_writer_finish).  0 or -1 with err set. */
+ * writer (cnt_writer_finish) when there is one.  0 or -1 with err set. */
 int cnt_window_finish(cnt_window *w, cnt_err *err);
 
 /* Counts so far; the counter of definitions index i (i < the number of

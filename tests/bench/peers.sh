@@ -32,7 +32,7 @@ case $ROUNDS in '' | 0 | *[!0-9]*) die "ROUNDS='$ROUNDS': expected a positive in
 command -v node >/dev/null 2>&1 || die "node is missing (Debian package nodejs)"
 command -v npm >/dev/null 2>&1 || die "npm is missing (Debian package npm)"
 [ -x /usr/bin/time ] || die "/usr/bin/time is missing (Debian package 'time'); run scripts/install-deps.sh as root"
-for t in cnt-dedup cnt-window cnt-accumulate cnt-project cnt-rank; do
+for t in cnt-count cnt-dedup cnt-window cnt-accumulate cnt-project cnt-rank; do
 	[ -x "$BIN/$t" ] || die "$BIN/$t is not built: run make first"
 done
 
@@ -100,13 +100,22 @@ run() {
 		failed=1
 	fi
 }
-CHAIN="rm -rf '$PEERS/views' && '$BIN/cnt-dedup' -d '$DEFS' '$AVRO' | '$BIN/cnt-window' -d '$DEFS' |
- '$BIN/cnt-accumulate' -o '$PEERS/buckets.avro' &&
- '$BIN/cnt-project' -d '$DEFS' -b acme-distance-all -w '$PEERS/views' --now $NOW '$PEERS/buckets.avro' &&
- '$BIN/cnt-rank' -w '$PEERS/views' -b acme-distance-all --now $NOW -F json top 100 > '$PEERS/chain.json'"
+# chain: the fused counting step (cnt-count); pipe: the same chain with the
+# three composable steps, kept to show both
+# tail BUCKETS: the projection and the ranked view
+tail_of() {
+	echo "'$BIN/cnt-project' -d '$DEFS' -b acme-distance-all -w '$PEERS/views' --now $NOW '$1' &&
+ '$BIN/cnt-rank' -w '$PEERS/views' -b acme-distance-all --now $NOW -F json top 100"
+}
+CHAIN="rm -rf '$PEERS/views' && '$BIN/cnt-count' -d '$DEFS' -o '$PEERS/buckets.avro' '$AVRO' &&
+ $(tail_of "$PEERS/buckets.avro") > '$PEERS/chain.json'"
+PIPE="rm -rf '$PEERS/views' && '$BIN/cnt-dedup' -d '$DEFS' '$AVRO' | '$BIN/cnt-window' -d '$DEFS' |
+ '$BIN/cnt-accumulate' -o '$PEERS/pipe-buckets.avro' &&
+ $(tail_of "$PEERS/pipe-buckets.avro") > '$PEERS/pipe.json'"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	run chain "$r" sh -c "set -e; $CHAIN"
+	run pipe "$r" sh -c "set -e; $PIPE"
 	run duckdb "$r" node "$PEERS/duck.mjs" run "$PARQUET" "$PEERS/duckdb.top" "$NOW"
 	[ -n "$LIMITB" ] && run limitb "$r" "$LIMITB" -t 2 -o "$PEERS/limitb.bin" -b "$PEERS/limitb.board" "$AVRO"
 	r=$((r + 1))
@@ -123,7 +132,16 @@ agree() { # NAME FILE
 		failed=1
 	fi
 }
+jq -r '.entries[] | "\(.rank)\t\(.member_ref)\t\(.value)"' \
+	"$PEERS/pipe.json" > "$PEERS/pipe.top" 2> /dev/null || failed=1
 agree DuckDB "$PEERS/duckdb.top"
+agree "the pipe" "$PEERS/pipe.top"
+if cmp -s "$PEERS/buckets.avro" "$PEERS/pipe-buckets.avro"; then
+	echo "buckets: cnt-count and the pipe wrote the same bytes"
+else
+	echo "buckets: cnt-count and the pipe DIFFER (cmp $PEERS/buckets.avro $PEERS/pipe-buckets.avro)"
+	failed=1
+fi
 if [ -n "$LIMITB" ]; then
 	grep -v '^#' "$PEERS/limitb.board" | grep -v '^hist' | cut -f 1-3 > "$PEERS/limitb.top"
 	agree "the measuring stick" "$PEERS/limitb.top"
@@ -140,8 +158,8 @@ function median(a, k,   i, j, t) {
 { k[$1]++; w[$1, k[$1]] = $2; c[$1, k[$1]] = $3; m[$1, k[$1]] = $4 }
 END {
 	printf "%-8s %8s %8s %12s %14s %9s\n", "peer", "wall s", "cpu s", "events/s", "events/cpu-s", "peak MiB"
-	split("chain duckdb limitb", order, " ")
-	for (o = 1; o <= 3; o++) {
+	split("chain pipe duckdb limitb", order, " ")
+	for (o = 1; o <= 4; o++) {
 		p = order[o]
 		if (!k[p]) continue
 		for (i = 1; i <= k[p]; i++) { ww[i] = w[p, i]; cc[i] = c[p, i]; mm[i] = m[p, i] }
@@ -153,6 +171,9 @@ END {
 			W["duckdb"] / W["chain"], C["duckdb"] / C["chain"]
 	if (k["chain"] && k["limitb"])
 		printf "chain vs the measuring stick: %.2fx its wall time (goal <= 1.25x)\n", W["chain"] / W["limitb"]
+	if (k["chain"] && k["pipe"])
+		printf "chain (cnt-count) vs the pipe: %.2fx its wall-clock speed, %.2fx its events per CPU-second\n",
+			W["pipe"] / W["chain"], C["pipe"] / C["chain"]
 }' "$TIMES"
 
 # ---- decode: cnt-cat --count beside the stick's --decode-only (decode.sh) ---

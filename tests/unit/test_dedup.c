@@ -293,6 +293,62 @@ static void test_save_load(void)
 	cnt_dedup_release(&e);
 }
 
+static int dkey_less(const void *x, const void *y)
+{
+	const cnt_dkey *a = x, *b = y;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+/* The saved order comes from the slot order (home = top bits of lo) and
+ * an insertion sort: keys whose probing wrapped past the last slot, long
+ * clusters of one home (past the insertion budget: the radix fallback),
+ * and equal lo halves must all come out sorted, as qsort sorts them. */
+static void test_save_order(void)
+{
+	enum { N = 2600 };
+	static cnt_dkey keys[N];
+	char path[128];
+	uint64_t seed = 7;
+	uint8_t *b = NULL;
+	int bad = 0;
+
+	path_of(path, sizeof(path), "order");
+	for (int round = 0; round < 4; round++) {
+		cnt_dedup d;
+		size_t kept = 0, n;
+
+		CHECK_EQ_INT(cnt_dedup_init(&d, 0), 0);
+		for (unsigned i = 0; i < N; i++) {
+			uint64_t r = xorshift(&seed);
+
+			if (round == 0)          /* crowded at the top: they wrap */
+				keys[i].lo = (i % 3 ? ~(uint64_t)0 << 52 : 0) | (r >> 12);
+			else if (round == 1)     /* one home for all: a long cluster */
+				keys[i].lo = (~(uint64_t)0 << 40) | (r >> 24);
+			else if (round == 2)     /* equal lo, hi differs */
+				keys[i].lo = (uint64_t)(i / 4) << 50;
+			else                     /* uniform: a few may wrap */
+				keys[i].lo = r;
+			keys[i].hi = (uint32_t)(r | 1);
+			cnt_dedup_check(&d, keys[i], 100, 1000);
+		}
+		qsort(keys, N, sizeof(keys[0]), dkey_less);
+		CHECK_EQ_INT(save_to(&d, path, &kept), 0);
+		CHECK_EQ_INT(kept, N);
+		n = read_file(path, &b);
+		CHECK(b != NULL && n == 24 + 16 * (size_t)N + 8);
+		for (unsigned i = 0; b && i < N && n == 24 + 16 * (size_t)N + 8; i++)
+			bad += le(b + 24 + 16 * i, 8) != keys[i].lo || le(b + 32 + 16 * i, 4) != keys[i].hi;
+		CHECK_EQ_INT(bad, 0);
+		free(b);
+		b = NULL;
+		cnt_dedup_release(&d);
+	}
+}
+
 static void test_empty_and_missing(void)
 {
 	char path[128];
@@ -452,6 +508,7 @@ int main(void)
 	RUN(test_reference);
 	RUN(test_growth);
 	RUN(test_save_load);
+	RUN(test_save_order);
 	RUN(test_empty_and_missing);
 	RUN(test_corrupt);
 	RUN(test_load_mem_bounds);

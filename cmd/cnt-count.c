@@ -1,0 +1,320 @@
+/*
+ * cnt-count - cnt-dedup | cnt-window | cnt-accumulate in one process,
+ * the same bytes (lib/count/fused.h).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "model/fingerprint.h"
+#include "count/fused.h"
+
+static const char usage[] =
+	"usage: cnt-count -d definitions [-s state] [-o file] [-D file] [-r file]\n"
+	"                 [--shards n] [-m size] [-T dir] [-c codec] [--level n]\n"
+	"                 [--threads n] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                 [file ...]\n";
+
+static const char help[] =
+	"Count events into a bucket file in one process: the bytes of\n"
+	"cnt-dedup | cnt-window | cnt-accumulate, without the events between them.\n"
+	"\n"
+	"  -d, --definitions FILE  tenants and counters; required\n"
+	"  -s, --state FILE        dedup state: read if it exists, rewritten (cnt-dedup -s)\n"
+	"  -o, --output FILE       bucket file (default standard output)\n"
+	"  -D, --duplicates FILE   the dropped duplicates, as events\n"
+	"  -r, --rejects FILE      events naming an undeclared tenant or counter\n"
+	"                          version, as JSON lines (default: standard error)\n"
+	"      --shards N          split every key over N shards by event_id (default 1)\n"
+	"  -m, --memory SIZE       spill sorted runs to disk above SIZE\n"
+	"  -T, --tmpdir DIR        where runs are spilled (default $TMPDIR or /tmp)\n"
+	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
+	"                          for a pipe)\n"
+	"      --level N           compression level\n"
+	"      --threads N         1, or 2 (default): a reader thread beside the counting\n"
+	"      --stats FILE        counts as one JSON object, each stage's under its name\n"
+	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          progress on standard error (default: on a terminal)\n"
+	"      --no-progress       no progress\n"
+	"  -h, --help              this help\n"
+	"      --version           print the version\n"
+	"\n"
+	"See cnt-count(1).\n";
+
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS };
+
+/* --stats: the chain's totals, then each stage's keys as its tool gives them. */
+static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter *f, cnt_window *win,
+	cnt_topkey *hot, const cnt_accum_stats *st, size_t loaded, size_t kept, uint32_t shards, size_t memory)
+{
+	const cnt_dedup_totals *t = cnt_dedup_filter_totals(f);
+	const cnt_window_totals *wt = cnt_window_get_totals(win);
+	cnt_topkey_top tk;
+	cnt_stats s;
+
+	cnt_stats_begin(&s);
+	cnt_stats_u64(&s, "in", t->in);
+	cnt_stats_u64(&s, "out", st->groups_out);
+	cnt_stats_u64(&s, "rejected", t->rejected);
+	cnt_stats_u64(&s, "duplicates", t->duplicates);
+	cnt_stats_u64(&s, "held", 0);
+	cnt_stats_u64(&s, "late", wt->late);
+	cnt_stats_bool(&s, "balanced", t->in == t->out + t->duplicates + t->rejected && t->out == st->events);
+	cnt_stats_object(&s, "rejected_by_reason");
+	cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
+	cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
+	cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
+	cnt_stats_close(&s);
+
+	cnt_stats_object(&s, "dedup");
+	cnt_stats_u64(&s, "in", t->in);
+	cnt_stats_u64(&s, "out", t->out);
+	cnt_stats_u64(&s, "rejected", t->rejected);
+	cnt_stats_u64(&s, "duplicates", t->duplicates);
+	cnt_stats_u64(&s, "held", 0);
+	cnt_stats_bool(&s, "balanced", t->in == t->out + t->duplicates + t->rejected);
+	cnt_stats_object(&s, "rejected_by_reason");
+	cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
+	cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
+	cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
+	cnt_stats_close(&s);
+	cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
+	cnt_stats_u64(&s, "state_keys_loaded", loaded);
+	cnt_stats_u64(&s, "state_keys_saved", kept);
+	if (t->in > 0) {
+		cnt_stats_i64(&s, "event_time_min", t->event_time_min);
+		cnt_stats_i64(&s, "event_time_max", t->event_time_max);
+		cnt_stats_i64(&s, "ingest_time_min", t->ingest_time_min);
+		cnt_stats_i64(&s, "ingest_time_max", t->ingest_time_max);
+	}
+	cnt_stats_array(&s, "counters");
+	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
+		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
+		const cnt_dedup_counter *dc = cnt_dedup_filter_counter(f, k);
+
+		if (dc->in == 0)
+			continue;
+		cnt_stats_object(&s, NULL);
+		cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
+		cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
+		cnt_stats_u64(&s, "in", dc->in);
+		cnt_stats_u64(&s, "duplicates", dc->duplicates);
+		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(dc->duplicates, dc->in));
+		cnt_stats_close(&s);
+	}
+	cnt_stats_close(&s);
+	cnt_stats_close(&s);
+
+	cnt_stats_object(&s, "window");
+	cnt_stats_u64(&s, "in", wt->in);
+	cnt_stats_u64(&s, "out", wt->out);
+	cnt_stats_u64(&s, "rejected", wt->rejected);
+	cnt_stats_u64(&s, "duplicates", 0);
+	cnt_stats_u64(&s, "held", 0);
+	cnt_stats_u64(&s, "late", wt->late);
+	cnt_stats_bool(&s, "balanced", wt->in == wt->out + wt->rejected);
+	cnt_stats_object(&s, "rejected_by_reason");
+	cnt_stats_u64(&s, "unknown_tenant", wt->unknown_tenant);
+	cnt_stats_u64(&s, "unknown_counter", wt->unknown_counter);
+	cnt_stats_u64(&s, "not_monotonic", wt->not_monotonic);
+	cnt_stats_close(&s);
+	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(wt->late, wt->out));
+	cnt_stats_u64(&s, "shards", shards);
+	cnt_topkey_get(hot, &tk);
+	cnt_stats_double(&s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
+	cnt_stats_object(&s, "top_key");
+	cnt_stats_str(&s, "tenant_id", tk.tenant.p, (long)tk.tenant.n);
+	cnt_stats_str(&s, "counter_id", tk.counter.p, (long)tk.counter.n);
+	cnt_stats_str(&s, "member_ref", tk.member.p, (long)tk.member.n);
+	cnt_stats_u64(&s, "events", tk.count);
+	cnt_stats_bool(&s, "exact", tk.exact);
+	cnt_stats_close(&s);
+	cnt_stats_array(&s, "counters");
+	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
+		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
+		const cnt_window_counter *wc = cnt_window_get_counter(win, k);
+
+		if (wc->in == 0)
+			continue;
+		cnt_stats_object(&s, NULL);
+		cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
+		cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
+		cnt_stats_u64(&s, "in", wc->in);
+		cnt_stats_u64(&s, "late", wc->late);
+		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(wc->late, wc->in));
+		cnt_stats_i64(&s, "max_lag_ms", wc->max_lag_ms);
+		cnt_stats_u64(&s, "clock_ahead", wc->clock_ahead);
+		cnt_stats_i64(&s, "max_clock_ahead_ms", wc->max_clock_ahead_ms);
+		cnt_stats_close(&s);
+	}
+	cnt_stats_close(&s);
+	cnt_stats_close(&s);
+
+	cnt_stats_object(&s, "accumulate");
+	cnt_stats_u64(&s, "in", st->events + st->buckets_in);
+	cnt_stats_u64(&s, "out", st->groups_out);
+	cnt_stats_u64(&s, "rejected", 0);
+	cnt_stats_u64(&s, "duplicates", 0);
+	cnt_stats_u64(&s, "held", 0);
+	cnt_stats_u64(&s, "late", st->late_events);
+	cnt_stats_bool(&s, "balanced", 1);
+	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(st->late_events, st->events));
+	cnt_stats_u64(&s, "events", st->events);
+	cnt_stats_u64(&s, "buckets_in", st->buckets_in);
+	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);
+	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
+	cnt_stats_u64(&s, "compensations", st->compensations);
+	cnt_stats_i64(&s, "scaled_extra", (int64_t)st->scaled_extra);
+	cnt_stats_u64(&s, "emptied", st->emptied);
+	cnt_stats_u64(&s, "stale", st->stale);
+	cnt_stats_u64(&s, "dim_records", st->dim_records);
+	cnt_stats_u64(&s, "spill_runs", st->runs);
+	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
+	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
+	cnt_stats_u64(&s, "memory_limit", memory);
+	cnt_stats_close(&s);
+	cnt_stats_write(&s, path);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"definitions", required_argument, NULL, 'd'},
+		{"state", required_argument, NULL, 's'},
+		{"output", required_argument, NULL, 'o'},
+		{"duplicates", required_argument, NULL, 'D'},
+		{"rejects", required_argument, NULL, 'r'},
+		{"shards", required_argument, NULL, OPT_SHARDS},
+		{"memory", required_argument, NULL, 'm'},
+		{"tmpdir", required_argument, NULL, 'T'},
+		{"codec", required_argument, NULL, 'c'},
+		{"level", required_argument, NULL, CNT_OPT_LEVEL},
+		{"threads", required_argument, NULL, OPT_THREADS},
+		CNT_CLI_LONGOPTS,
+		{NULL, 0, NULL, 0}
+	};
+	cnt_cli_common co = CNT_CLI_COMMON_INIT;
+	const char *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
+	const char *tmpdir = getenv("TMPDIR");
+	int level = -1, codec_set = 0, c, nin;
+	uint32_t shards = 1;
+	size_t memory = 0, loaded, kept = 0;
+	cnt_codec_id codec = CNT_CODEC_NULL;
+	cnt_out out, dup_out, rej_out, state_out;
+	cnt_fused fu = {.threads = 2};
+	cnt_writer *w, *dw = NULL;
+	cnt_rejects rej;
+	cnt_err err;
+	cnt_defs *defs;
+	cnt_dedup dd;
+	static char dash[] = "-";
+	char *stdin_name[] = {dash};
+	char **names;
+	int *fds;
+	const cnt_dedup_totals *t;
+	const cnt_accum_stats *st;
+
+	cnt_cli_init("cnt-count", usage, help);
+	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': defs_path = optarg; break;
+		case 's': state_path = optarg; break;
+		case 'o': out_path = optarg; break;
+		case 'D': dup_path = optarg; break;
+		case 'r': rej_path = optarg; break;
+		case OPT_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, CNT_WINDOW_MAX_SHARDS); break;
+		case 'm': memory = cnt_cli_size("--memory", optarg, 1u << 20); break;
+		case 'T': tmpdir = optarg; break;
+		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
+		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
+		case OPT_THREADS: fu.threads = (int)cnt_cli_uint("--threads", optarg, 1, 2); break;
+		default: cnt_cli_option(c, optarg, &co);
+		}
+	}
+	if (defs_path == NULL)
+		cnt_die_usage("-d definitions is required");
+	if (tmpdir == NULL || *tmpdir == 0)
+		tmpdir = "/tmp";
+	if (memory == 0)
+		memory = cnt_accum_default_memory();
+	nin = argc > optind ? argc - optind : 1;
+	names = argc > optind ? argv + optind : stdin_name;
+	if ((fds = calloc((size_t)nin, sizeof(*fds))) == NULL)
+		cnt_oom(-1);
+	for (int i = 0; i < nin; i++)
+		fds[i] = cnt_cli_open_in(names[i]);
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
+	    cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0 ||
+	    (fu.acc = cnt_accum_new(fu.threads > 1 ? memory / 2 : memory, tmpdir, &err)) == NULL ||
+	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, tmpdir, &err)) == NULL))
+		cnt_die_err(&err);
+	loaded = dd.count;
+	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
+	if (dup_path) {
+		cnt_cli_out(&dup_out, dup_path);
+		if ((dw = cnt_event_writer_new(dup_out.fd, dup_path, codec_set ? codec : CNT_CODEC_ZSTD, level, &err)) == NULL ||
+		    cnt_fp_track(dw, CNT_FP_EVENTS, &err) != 0)
+			cnt_die_err(&err);
+	}
+	if (rej_path)
+		cnt_cli_out(&rej_out, rej_path);
+	cnt_rejects_init(&rej, rej_path ? rej_out.fd : STDERR_FILENO, rej_path ? rej_path : "standard error",
+		rej_path ? NULL : "cnt-count");
+	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, dw, &err)) == NULL ||
+	    (fu.win = cnt_window_new(defs, defs_path, shards, NULL, &err)) == NULL ||
+	    (co.stats_path && (fu.hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL))
+		cnt_die_err(&err);
+	fu.rejects = &rej;
+	fu.input = cnt_progress_input;
+	fu.progress = cnt_progress_add;
+	cnt_progress_start(&co);
+	if (cnt_fused_run(&fu, fds, names, (size_t)nin, &err) != 0 || cnt_dedup_filter_finish(fu.filter, &err) != 0 ||
+	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
+		cnt_die_err(&err);
+	cnt_progress_end();
+	for (int i = 0; i < nin; i++)
+		cnt_cli_close_in(fds[i]);
+	if ((w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(fu.acc, w, &err) != 0 ||
+	    cnt_writer_finish(w, &err) != 0 || cnt_accum_check_balance(fu.acc, &err) != 0)
+		cnt_die_err(&err);
+	t = cnt_dedup_filter_totals(fu.filter);
+	st = cnt_accum_get_stats(fu.acc);
+	if (state_path) {
+		cnt_cli_out(&state_out, state_path);
+		if (cnt_dedup_save(&dd, state_out.fd, state_path, &kept, &err) != 0)
+			cnt_die_err(&err);
+	}
+	if (co.stats_path)
+		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, kept, shards, memory);
+	/* The buckets first, then the state, as cnt-dedup does. */
+	cnt_cli_commit(&out);
+	if (dup_path)
+		cnt_cli_commit(&dup_out);
+	if (rej_path)
+		cnt_cli_commit(&rej_out);
+	if (state_path)
+		cnt_cli_commit(&state_out);
+	if (st->sum_overflows)
+		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",
+			st->sum_overflows);
+	if (co.verbose)
+		cnt_cli_note("in %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64 ", late %" PRIu64
+			"; %" PRIu64 " bucket records out, %" PRIu64 " spill runs; state %zu keys loaded, %zu saved",
+			t->in, t->duplicates, t->rejected, cnt_window_get_totals(fu.win)->late, st->groups_out, st->runs,
+			loaded, kept);
+	cnt_writer_free(w);
+	cnt_writer_free(dw);
+	cnt_dedup_filter_free(fu.filter);
+	cnt_window_free(fu.win);
+	cnt_topkey_free(fu.hot);
+	cnt_accum_free(fu.acc);
+	cnt_accum_free(fu.acc2);
+	cnt_dedup_release(&dd);
+	cnt_fp_policy_end();
+	cnt_defs_free(defs);
+	cnt_rejects_release(&rej);
+	free(fds);
+	return cnt_cli_finish();
+}

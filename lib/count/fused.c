@@ -1,0 +1,476 @@
+/*
+ * fused.c - the counting chain in one process (see fused.h).
+ */
+#include "count/fused.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <xxhash.h>
+
+#include "avro/encoding.h"
+
+#define BATCH_EVENTS 2048
+#define BATCH_BYTES ((size_t)1 << 20)
+#define BATCH_ATTRS 4096
+#define QUEUE 3
+#define AHEAD 8   /* dedup slots prefetched this many events ahead */
+
+/* One event of a batch: keyed, its bytes in the batch; once judged,
+ * attributed when it is a first occurrence. */
+typedef struct slot {
+	cnt_windowed wv;            /* wv.ev: slices into the batch's bytes and attrs */
+	size_t off, len;            /* its Avro bytes in the batch */
+	cnt_dkey key;
+	uint64_t t, h;
+	size_t counter;
+	int part;                   /* -1: a duplicate; else the accumulator (0, 1) of its member */
+} slot;
+
+typedef struct batch {
+	slot *s;
+	size_t n;
+	uint8_t *bytes;             /* fixed while the batch fills: slices point in */
+	size_t blen, bcap;
+	cnt_slice *attrs;
+	size_t alen, acap;
+} batch;
+
+typedef struct run {
+	const cnt_fused *fu;
+	const int *fds;
+	char *const *names;
+	size_t n;
+	batch b[QUEUE];
+	/* the hand-over (two threads): batch i is in b[i % QUEUE]; the reader
+	 * has filled `filled` batches, counting side k has counted done[k] */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t filled, done[2];
+	int eof, stop;             /* reader finished; a counting side failed */
+	int rrc, crc;              /* the reader's and the second counting thread's results */
+	cnt_err rerr, cerr;
+	cnt_accum *acc[2];
+	cnt_buf scratch;           /* an event encoded (not read by the fast path) */
+	cnt_attrs_buf ab;
+} run;
+
+static void batch_release(batch *b)
+{
+	free(b->s);
+	free(b->bytes);
+	free(b->attrs);
+}
+
+static int batch_init(batch *b, cnt_err *err)
+{
+	memset(b, 0, sizeof(*b));
+	b->s = malloc(BATCH_EVENTS * sizeof(*b->s));
+	b->bytes = malloc(BATCH_BYTES);
+	b->attrs = malloc(BATCH_ATTRS * sizeof(*b->attrs));
+	b->bcap = BATCH_BYTES;
+	b->acap = BATCH_ATTRS;
+	if (b->s == NULL || b->bytes == NULL || b->attrs == NULL) {
+		batch_release(b);
+		memset(b, 0, sizeof(*b));
+		return cnt_err_oom(err, "the batches of cnt-count");
+	}
+	return 0;
+}
+
+/* Grows an empty batch's bytes and attrs to hold an event of len bytes
+ * and nattrs attrs (nothing points into them yet).  0 or -1. */
+static int batch_fit(batch *b, size_t len, size_t nattrs, cnt_err *err)
+{
+	if (len > b->bcap) {
+		uint8_t *p = realloc(b->bytes, len);
+
+		if (p == NULL)
+			return cnt_err_oom(err, "an event of %zu bytes", len);
+		b->bytes = p;
+		b->bcap = len;
+	}
+	if (2 * nattrs > b->acap) {
+		cnt_slice *p = realloc(b->attrs, 2 * nattrs * sizeof(*p));
+
+		if (p == NULL)
+			return cnt_err_oom(err, "an event of %zu attrs", nattrs);
+		b->attrs = p;
+		b->acap = 2 * nattrs;
+	}
+	return 0;
+}
+
+static void rebase(cnt_slice *s, const uint8_t *from, size_t n, const uint8_t *to)
+{
+	const uint8_t *p = (const uint8_t *)s->p;
+
+	if (p != NULL && p >= from && p <= from + n)
+		s->p = (const char *)(to + (p - from));
+}
+
+/*
+ * Adds the admitted event e (target t), whose slices point into raw/rawn
+ * and its attrs arrays, to b, keyed.  Returns 0 added, 1 when b has no
+ * room (nothing added; b is not empty), -1 with err set.
+ */
+static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const uint8_t *raw, size_t rawn,
+	const cnt_fused *fu, cnt_err *err)
+{
+	slot *s;
+	cnt_event *ev;
+	cnt_slice *keys, *vals;
+	uint8_t *to;
+
+	if (b->n == BATCH_EVENTS || rawn > b->bcap - b->blen || 2 * e->nattrs > b->acap - b->alen) {
+		if (b->n > 0)
+			return 1;
+		if (batch_fit(b, rawn, e->nattrs, err) != 0)
+			return -1;
+	}
+	s = &b->s[b->n];
+	s->off = b->blen;
+	s->len = rawn;
+	to = b->bytes + b->blen;
+	memcpy(to, raw, rawn);
+	b->blen += rawn;
+	ev = &s->wv.ev;
+	*ev = *e;
+	keys = b->attrs + b->alen;
+	vals = keys + e->nattrs;
+	b->alen += 2 * e->nattrs;
+	for (size_t i = 0; i < e->nattrs; i++) {
+		keys[i] = e->attr_keys[i];
+		vals[i] = e->attr_vals[i];
+		rebase(&keys[i], raw, rawn, to);
+		rebase(&vals[i], raw, rawn, to);
+	}
+	ev->attr_keys = keys;
+	ev->attr_vals = vals;
+	rebase(&ev->event_id, raw, rawn, to);
+	rebase(&ev->idempotency_key, raw, rawn, to);
+	rebase(&ev->tenant_id, raw, rawn, to);
+	rebase(&ev->counter_id, raw, rawn, to);
+	rebase(&ev->member_ref, raw, rawn, to);
+	rebase(&ev->item, raw, rawn, to);
+	rebase(&ev->subject, raw, rawn, to);
+	rebase(&ev->signature, raw, rawn, to);
+	rebase(&ev->retracts, raw, rawn, to);
+	rebase(&ev->retraction_id, raw, rawn, to);
+	s->key = cnt_dedup_event_key(t->version, ev);
+	s->t = cnt_dedup_event_second(ev);
+	s->h = t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0;
+	s->counter = t->counter_index;
+	cnt_dedup_filter_prefetch(fu->filter, s->key);
+	b->n++;
+	return 0;
+}
+
+/* Judges the events of a full b in log order: a duplicate is written to
+ * the duplicates and marked; a first occurrence is attributed, counted
+ * by the window stage and given the accumulator of its member (of
+ * `parts`).  0 or -1 with err set. */
+static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		slot *s = &b->s[i];
+		cnt_count_reject why;
+		int rc;
+
+		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->counter, b->bytes + s->off, s->len, err);
+		if (rc < 0)
+			return -1;
+		if (rc > 0) {
+			s->part = -1;
+			continue;
+		}
+		rc = cnt_window_attribute(fu->win, &s->wv.ev, &s->wv, &why, err);
+		if (rc > 0)   /* cannot happen: admitted with the same definitions */
+			return cnt_err_set(err, "internal: an admitted event is not declared: %s", why.msg);
+		if (rc < 0)
+			return -1;
+		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->counter);
+		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
+			return -1;
+		s->part = parts == 1 ? 0 : (int)(XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n) >> 63);
+	}
+	return 0;
+}
+
+/* Adds the first occurrences of b that belong to accumulator k to it.
+ * 0 or -1 with err set. */
+static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
+{
+	cnt_windowed pend[CNT_ACCUM_BATCH];
+	size_t np = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		const slot *s = &b->s[i];
+
+		if (s->part != k)
+			continue;
+		pend[np++] = s->wv;
+		if (np == CNT_ACCUM_BATCH) {
+			if (cnt_accum_add_events(acc, pend, np, err) != 0)
+				return -1;
+			np = 0;
+		}
+	}
+	return np > 0 ? cnt_accum_add_events(acc, pend, np, err) : 0;
+}
+
+static void empty(batch *b)
+{
+	b->n = 0;
+	b->blen = 0;
+	b->alen = 0;
+}
+
+/* ---- the hand-over (two threads) ---- */
+
+/* The reader's next batch to fill, or NULL when a counting side stopped. */
+static batch *take_free(run *r)
+{
+	batch *b = NULL;
+
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop && (r->filled - r->done[0] >= QUEUE || r->filled - r->done[1] >= QUEUE))
+		pthread_cond_wait(&r->cv, &r->mu);
+	if (!r->stop)
+		b = &r->b[r->filled % QUEUE];
+	pthread_mutex_unlock(&r->mu);
+	if (b)
+		empty(b);
+	return b;
+}
+
+static void put_full(run *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->filled++;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Hands a full batch on: judged, then counted at once (one thread) or
+ * queued (threaded).  Returns the next batch to fill, or NULL (err set
+ * when something failed; not set when a counting side stopped). */
+static batch *hand_on(run *r, batch *b, int threaded, int *failed, cnt_err *err)
+{
+	if (judge(r->fu, b, threaded ? 2 : 1, err) != 0) {
+		*failed = 1;
+		return NULL;
+	}
+	if (!threaded) {
+		if (count(r->acc[0], b, 0, err) != 0) {
+			*failed = 1;
+			return NULL;
+		}
+		empty(b);
+		return b;
+	}
+	put_full(r);
+	return take_free(r);
+}
+
+/*
+ * The reader: reads every input, admits each event (rejects to the
+ * rejects stream) and queues the others in batches, each judged and
+ * handed on when full.  0, or -1 with err set.
+ */
+static int read_all(run *r, int threaded, cnt_err *err)
+{
+	const cnt_fused *fu = r->fu;
+	batch *b = threaded ? take_free(r) : &r->b[0];
+	int failed = 0;
+
+	if (b == NULL)
+		return 0;
+	for (size_t i = 0; i < r->n; i++) {
+		cnt_event_in *in;
+		cnt_event e;
+		int rc;
+
+		if (fu->input)
+			fu->input(r->fds[i], r->names[i]);
+		if ((in = cnt_event_in_open(r->fds[i], r->names[i], NULL, err)) == NULL)
+			return -1;
+		while ((rc = cnt_event_in_next(in, &e, err)) > 0) {
+			cnt_count_target t;
+			cnt_count_reject why;
+			const uint8_t *raw;
+			size_t rawn;
+			cnt_event copy;
+
+			if (fu->progress)
+				fu->progress(1);
+			if (cnt_dedup_filter_admit(fu->filter, &e, &t, &why) != 0) {
+				if (cnt_rejects_put(fu->rejects, r->names[i], cnt_event_in_record_no(in), &e, &why, err) != 0) {
+					rc = -1;
+					break;
+				}
+				continue;
+			}
+			if (!cnt_event_in_raw(in, &raw, &rawn)) {
+				/* not our schema: encoded, and decoded again so that
+				 * the slices point into the encoding */
+				cnt_cur c;
+
+				r->scratch.len = 0;
+				if (cnt_event_encode(&e, &r->scratch) != 0) {
+					rc = cnt_err_oom(err, "encoding an event");
+					break;
+				}
+				c.p = r->scratch.p;
+				c.end = r->scratch.p + r->scratch.len;
+				if (cnt_event_decode(&c, &copy, &r->ab, NULL, err) != 0) {
+					rc = -1;
+					break;
+				}
+				e = copy;
+				raw = r->scratch.p;
+				rawn = r->scratch.len;
+			}
+			while ((rc = add(b, &e, &t, raw, rawn, fu, err)) == 1)
+				if ((b = hand_on(r, b, threaded, &failed, err)) == NULL)
+					break;
+			if (b == NULL || rc < 0)
+				break;
+		}
+		cnt_event_in_free(in);
+		if (rc < 0 || failed)
+			return -1;
+		if (b == NULL)
+			return 0;
+	}
+	if (b->n > 0 && judge(fu, b, threaded ? 2 : 1, err) != 0)
+		return -1;
+	if (threaded) {
+		if (b->n > 0)
+			put_full(r);
+		return 0;
+	}
+	return count(r->acc[0], b, 0, err);
+}
+
+static void *reader(void *arg)
+{
+	run *r = arg;
+	int rc = read_all(r, 1, &r->rerr);
+
+	pthread_mutex_lock(&r->mu);
+	r->rrc = rc;
+	r->eof = 1;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+	return NULL;
+}
+
+/* Counting side k of two threads: every batch in the order it was
+ * filled, its members of half k.  0, or -1 with err set. */
+static int count_all(run *r, int k, cnt_err *err)
+{
+	for (;;) {
+		batch *b;
+
+		pthread_mutex_lock(&r->mu);
+		while (r->done[k] == r->filled && !r->eof && !r->stop)
+			pthread_cond_wait(&r->cv, &r->mu);
+		if (r->stop || r->done[k] == r->filled) {
+			pthread_mutex_unlock(&r->mu);
+			return 0;
+		}
+		b = &r->b[r->done[k] % QUEUE];
+		pthread_mutex_unlock(&r->mu);
+		if (count(r->acc[k], b, k, err) != 0) {
+			pthread_mutex_lock(&r->mu);
+			r->stop = 1;
+			pthread_cond_broadcast(&r->cv);
+			pthread_mutex_unlock(&r->mu);
+			return -1;
+		}
+		pthread_mutex_lock(&r->mu);
+		r->done[k]++;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+}
+
+static void *counter(void *arg)
+{
+	run *r = arg;
+
+	r->crc = count_all(r, 1, &r->cerr);
+	return NULL;
+}
+
+/* Two threads beside the calling one: the reader and counting side 1;
+ * the calling thread is counting side 0.  0 or -1 with err set. */
+static int run_threads(run *r, cnt_err *err)
+{
+	pthread_t rt, ct;
+	int e, rc;
+
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	if ((e = pthread_create(&rt, NULL, reader, r)) != 0) {
+		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
+			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
+		goto out;
+	}
+	if ((e = pthread_create(&ct, NULL, counter, r)) != 0) {
+		pthread_mutex_lock(&r->mu);
+		r->stop = 1;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		pthread_join(rt, NULL);
+		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
+			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
+		goto out;
+	}
+	rc = count_all(r, 0, err);
+	pthread_join(ct, NULL);
+	pthread_join(rt, NULL);
+	/* the reader's error first: what it did not read was never counted */
+	if (r->rrc != 0) {
+		*err = r->rerr;
+		rc = -1;
+	} else if (rc == 0 && r->crc != 0) {
+		*err = r->cerr;
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = cnt_accum_absorb(r->acc[0], r->acc[1], err);
+out:
+	pthread_mutex_destroy(&r->mu);
+	pthread_cond_destroy(&r->cv);
+	return rc;
+}
+
+int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_t n, cnt_err *err)
+{
+	run *r = calloc(1, sizeof(*r));
+	int threaded = fu->threads > 1 && fu->acc2 != NULL, nb = threaded ? QUEUE : 1, rc = 0;
+
+	if (r == NULL)
+		return cnt_err_oom(err, "cnt-count");
+	r->fu = fu;
+	r->fds = fds;
+	r->names = names;
+	r->n = n;
+	r->acc[0] = fu->acc;
+	r->acc[1] = fu->acc2;
+	r->scratch = (cnt_buf)CNT_BUF_INIT;
+	for (int i = 0; i < nb && rc == 0; i++)
+		rc = batch_init(&r->b[i], err);
+	if (rc == 0)
+		rc = threaded ? run_threads(r, err) : read_all(r, 0, err);
+	for (int i = 0; i < nb; i++)
+		batch_release(&r->b[i]);
+	cnt_buf_release(&r->scratch);
+	cnt_attrs_buf_release(&r->ab);
+	free(r);
+	return rc;
+}

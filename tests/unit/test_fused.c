@@ -1,0 +1,304 @@
+/*
+ * test_fused.c - the counting chain in one process (lib/count/fused.h)
+ * and cnt_accum_absorb (lib/count/accum.h).
+ *
+ * A generated log (three counters of two tenants, one of them keyed on
+ * (member, item), duplicates within and across two inputs, late events,
+ * events of an undeclared counter, more events than one batch holds) is
+ * counted three ways: the stages one after the other through files, as
+ * the pipe runs them (the reference); cnt_fused_run with one thread; and
+ * with two threads and two accumulators.  The bucket files, the
+ * duplicates, the rejects, the saved dedup state and the counts must be
+ * the same bytes and numbers.  Absorbing an accumulator that shares a key
+ * is an internal error.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "count/fused.h"
+#include "unit.h"
+
+static const char defs_json[] =
+	"{\"format\": \"cnt-definitions/1\","
+	" \"tenants\": [{\"tenant_id\": \"t\", \"timezone\": \"UTC\"}, {\"tenant_id\": \"k\", \"timezone\": \"Asia/Kolkata\"}],"
+	" \"counters\": ["
+	"  {\"tenant_id\": \"t\", \"counter_id\": \"dist\", \"versions\": ["
+	"     {\"version\": 1, \"type\": \"exact\", \"dedup_horizon_s\": 3600, \"lateness_horizon_s\": 600}]},"
+	"  {\"tenant_id\": \"t\", \"counter_id\": \"views\", \"versions\": ["
+	"     {\"version\": 1, \"type\": \"unique\", \"dedup_key\": \"item_member\", \"dedup_horizon_s\": 3600}]},"
+	"  {\"tenant_id\": \"k\", \"counter_id\": \"dist\", \"versions\": [{\"version\": 1, \"type\": \"exact\"}]}]}";
+
+#define T0 INT64_C(1772359200000)   /* 2026-03-01T10:00:00Z */
+#define N 9000
+
+static cnt_slice sl(const char *s)
+{
+	cnt_slice x = {s, s ? strlen(s) : 0};
+
+	return x;
+}
+
+/* Writes events lo..hi-1 of the generated log to a new memfd. */
+static int make_log(int lo, int hi)
+{
+	cnt_err err;
+	int fd = memfd_create("log", MFD_CLOEXEC);
+	cnt_writer *w = cnt_event_writer_new(fd, "log", CNT_CODEC_NULL, -1, &err);
+
+	CHECK(w != NULL);
+	for (int i = lo; w && i < hi; i++) {
+		/* every 7th repeats an earlier key: a duplicate */
+		int k = i % 7 == 0 && i > 10 ? i - 10 : i;
+		char key[32], member[32], item[32];
+		static const char *counters[] = {"dist", "views", "dist", "ghost"};
+		const char *c = counters[k % 4];
+		cnt_event e;
+
+		memset(&e, 0, sizeof(e));
+		snprintf(key, sizeof(key), "e%d", k);
+		snprintf(member, sizeof(member), "m%d", k % 577);
+		snprintf(item, sizeof(item), "v%d", k % 13);
+		e.event_id = sl(key);
+		e.idempotency_key = sl(key);
+		e.tenant_id = sl(k % 4 == 2 ? "k" : "t");
+		e.counter_id = sl(c);
+		e.counter_version = 1;
+		e.member_ref = sl(member);
+		e.item = strcmp(c, "views") == 0 ? sl(item) : sl(NULL);
+		e.delta = 1 + k % 5;
+		e.event_time = T0 + (int64_t)(k % 40) * 900000;
+		/* some arrive hours late */
+		e.ingest_time = e.event_time + (k % 11 == 0 ? 3 * 3600000 : 1000);
+		CHECK_EQ_INT(cnt_event_encode(&e, cnt_writer_buf(w)), 0);
+		CHECK_EQ_INT(cnt_writer_commit(w, &err), 0);
+	}
+	CHECK(w && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+/* The bytes of fd (from its start) into a fresh buffer; *n their count. */
+static uint8_t *slurp(int fd, size_t *n)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	uint8_t *p = malloc((size_t)end + 1);
+
+	*n = 0;
+	if (p && pread(fd, p, (size_t)end, 0) == (ssize_t)end)
+		*n = (size_t)end;
+	return p;
+}
+
+typedef struct outcome {
+	uint8_t *buckets, *dups, *rejects, *state;
+	size_t nb, nd, nr, ns;
+	cnt_dedup_totals dt;
+	cnt_window_totals wt;
+	uint64_t events, late;
+} outcome;
+
+static void outcome_free(outcome *o)
+{
+	free(o->buckets);
+	free(o->dups);
+	free(o->rejects);
+	free(o->state);
+}
+
+/* Saves table and the bucket file of acc into o. */
+static void finish(outcome *o, cnt_dedup *table, cnt_accum *acc)
+{
+	cnt_err err;
+	int bfd = memfd_create("buckets", MFD_CLOEXEC), sfd = memfd_create("state", MFD_CLOEXEC);
+	cnt_writer *w = cnt_bucket_writer_new(bfd, "buckets", CNT_CODEC_NULL, -1, &err);
+	size_t kept;
+
+	CHECK(w && cnt_accum_finish(acc, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	CHECK_EQ_INT(cnt_accum_check_balance(acc, &err), 0);
+	CHECK_EQ_INT(cnt_dedup_save(table, sfd, "state", &kept, &err), 0);
+	o->buckets = slurp(bfd, &o->nb);
+	o->state = slurp(sfd, &o->ns);
+	o->events = cnt_accum_get_stats(acc)->events;
+	o->late = cnt_accum_get_stats(acc)->late_events;
+	cnt_writer_free(w);
+	close(bfd);
+	close(sfd);
+}
+
+/* The reference: dedup, window and accumulate one after the other,
+ * through files, as the pipe runs them. */
+static void reference(const cnt_defs *d, const int *logs, outcome *o)
+{
+	cnt_err err;
+	int mid = memfd_create("deduped", MFD_CLOEXEC), win = memfd_create("windowed", MFD_CLOEXEC);
+	int dfd = memfd_create("dups", MFD_CLOEXEC), rfd = memfd_create("rejects", MFD_CLOEXEC);
+	cnt_writer *mw = cnt_event_writer_new(mid, "deduped", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
+	char *schema = cnt_windowed_schema_json(&err);
+	cnt_writer *ww = cnt_writer_new(win, "windowed", schema, CNT_CODEC_NULL, -1, 0, &err);
+	cnt_dedup table;
+	cnt_dedup_filter *f;
+	cnt_window *wn;
+	cnt_accum *acc = cnt_accum_new((size_t)1 << 30, "/tmp", &err);
+	cnt_rejects rej;
+	static char a_name[] = "a.avro", b_name[] = "b.avro";
+	char *names[2] = {a_name, b_name};
+
+	CHECK_EQ_INT(cnt_dedup_init(&table, 0), 0);
+	f = cnt_dedup_filter_new(d, "defs.json", &table, mw, dw, &err);
+	wn = cnt_window_new(d, "defs.json", 1, ww, &err);
+	CHECK(f && wn && acc && ww);
+	cnt_rejects_init(&rej, rfd, "rejects", NULL);
+	for (int i = 0; i < 2; i++) {
+		lseek(logs[i], 0, SEEK_SET);
+		CHECK_EQ_INT(cnt_count_input(logs[i], names[i], cnt_dedup_filter_stage, f, &rej, NULL, &err), 0);
+	}
+	CHECK_EQ_INT(cnt_dedup_filter_finish(f, &err), 0);
+	CHECK_EQ_INT(cnt_rejects_flush(&rej, &err), 0);
+	lseek(mid, 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_count_input(mid, "deduped", cnt_window_stage, wn, &rej, NULL, &err), 0);
+	CHECK_EQ_INT(cnt_window_finish(wn, &err), 0);
+	lseek(win, 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_accum_read(acc, win, "windowed", NULL, &err), 0);
+	finish(o, &table, acc);
+	o->dups = slurp(dfd, &o->nd);
+	o->rejects = slurp(rfd, &o->nr);
+	o->dt = *cnt_dedup_filter_totals(f);
+	o->wt = *cnt_window_get_totals(wn);
+	cnt_writer_free(mw);
+	cnt_writer_free(dw);
+	cnt_writer_free(ww);
+	free(schema);
+	cnt_dedup_filter_free(f);
+	cnt_window_free(wn);
+	cnt_accum_free(acc);
+	cnt_dedup_release(&table);
+	cnt_rejects_release(&rej);
+	close(mid);
+	close(win);
+	close(dfd);
+	close(rfd);
+}
+
+static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory, outcome *o)
+{
+	cnt_err err;
+	int dfd = memfd_create("dups", MFD_CLOEXEC), rfd = memfd_create("rejects", MFD_CLOEXEC);
+	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
+	cnt_dedup table;
+	cnt_rejects rej;
+	cnt_fused fu = {.threads = threads};
+	static char a_name[] = "a.avro", b_name[] = "b.avro";
+	char *names[2] = {a_name, b_name};
+
+	CHECK_EQ_INT(cnt_dedup_init(&table, 0), 0);
+	fu.filter = cnt_dedup_filter_new(d, "defs.json", &table, NULL, dw, &err);
+	fu.win = cnt_window_new(d, "defs.json", 1, NULL, &err);
+	fu.acc = cnt_accum_new(memory, "/tmp", &err);
+	if (threads > 1)
+		fu.acc2 = cnt_accum_new(memory, "/tmp", &err);
+	fu.rejects = &rej;
+	CHECK(fu.filter && fu.win && fu.acc && (threads == 1 || fu.acc2));
+	cnt_rejects_init(&rej, rfd, "rejects", NULL);
+	lseek(logs[0], 0, SEEK_SET);
+	lseek(logs[1], 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_fused_run(&fu, logs, names, 2, &err), 0);
+	CHECK_EQ_INT(cnt_dedup_filter_finish(fu.filter, &err), 0);
+	CHECK_EQ_INT(cnt_window_finish(fu.win, &err), 0);
+	CHECK_EQ_INT(cnt_rejects_flush(&rej, &err), 0);
+	finish(o, &table, fu.acc);
+	o->dups = slurp(dfd, &o->nd);
+	o->rejects = slurp(rfd, &o->nr);
+	o->dt = *cnt_dedup_filter_totals(fu.filter);
+	o->wt = *cnt_window_get_totals(fu.win);
+	cnt_writer_free(dw);
+	cnt_dedup_filter_free(fu.filter);
+	cnt_window_free(fu.win);
+	cnt_accum_free(fu.acc);
+	cnt_accum_free(fu.acc2);
+	cnt_dedup_release(&table);
+	cnt_rejects_release(&rej);
+	close(dfd);
+	close(rfd);
+}
+
+static int same_bytes(const uint8_t *a, size_t na, const uint8_t *b, size_t nb)
+{
+	return a && b && na == nb && memcmp(a, b, na) == 0;
+}
+
+static void test_same_as_stages(void)
+{
+	cnt_err err;
+	cnt_defs *d = cnt_defs_parse(defs_json, strlen(defs_json), "defs.json", &err);
+	int logs[2];
+	outcome ref, got;
+	struct { int threads; size_t memory; } runs[] = {{1, (size_t)1 << 30}, {2, (size_t)1 << 30}, {2, (size_t)1 << 20}, {1, (size_t)1 << 20}};
+
+	CHECK(d != NULL);
+	if (d == NULL)
+		return;
+	/* two inputs that overlap by 2000 events: duplicates across them */
+	logs[0] = make_log(0, N / 2 + 1000);
+	logs[1] = make_log(N / 2 - 1000, N);
+	memset(&ref, 0, sizeof(ref));
+	reference(d, logs, &ref);
+	CHECK(ref.dt.duplicates > 2000 && ref.dt.rejected > 0 && ref.wt.late > 0 && ref.nb > 0);
+	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		memset(&got, 0, sizeof(got));
+		fused(d, logs, runs[r].threads, runs[r].memory, &got);
+		CHECK(same_bytes(ref.buckets, ref.nb, got.buckets, got.nb));
+		CHECK(same_bytes(ref.dups, ref.nd, got.dups, got.nd));
+		CHECK(same_bytes(ref.rejects, ref.nr, got.rejects, got.nr));
+		CHECK(same_bytes(ref.state, ref.ns, got.state, got.ns));
+		CHECK(memcmp(&ref.dt, &got.dt, sizeof(ref.dt)) == 0);
+		CHECK(memcmp(&ref.wt, &got.wt, sizeof(ref.wt)) == 0);
+		CHECK_EQ_INT(got.events, ref.events);
+		CHECK_EQ_INT(got.late, ref.late);
+		outcome_free(&got);
+	}
+	outcome_free(&ref);
+	close(logs[0]);
+	close(logs[1]);
+	cnt_defs_free(d);
+}
+
+static void test_absorb_shared_key(void)
+{
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new((size_t)1 << 30, "/tmp", &err), *b = cnt_accum_new((size_t)1 << 30, "/tmp", &err);
+	cnt_windowed w;
+
+	memset(&w, 0, sizeof(w));
+	w.ev.tenant_id = sl("t");
+	w.ev.counter_id = sl("dist");
+	w.ev.counter_version = 1;
+	w.ev.member_ref = sl("m");
+	w.ev.event_id = sl("e");
+	w.ev.delta = 1;
+	w.ev.event_time = T0;
+	w.bucket_start = T0;
+	w.bucket_end = T0 + 3600000;
+	w.exact = 1;
+	w.sample = -1;
+	w.hll_precision = 14;
+	CHECK(a && b);
+	CHECK_EQ_INT(cnt_accum_add_event(a, &w, &err), 0);
+	CHECK_EQ_INT(cnt_accum_add_event(b, &w, &err), 0);
+	CHECK_EQ_INT(cnt_accum_absorb(a, b, &err), -1);
+	CHECK(strstr(err.msg, "internal") != NULL);
+	cnt_accum_free(a);
+	cnt_accum_free(b);
+}
+
+int main(void)
+{
+	RUN(test_same_as_stages);
+	RUN(test_absorb_shared_key);
+	return unit_report("test_fused");
+}
