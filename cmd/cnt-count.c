@@ -9,16 +9,17 @@
 #include "cli/cli.h"
 #include "model/fingerprint.h"
 #include "count/fused.h"
+#include "count/rollup.h"
 
 static const char usage[] =
 	"usage: cnt-count -d definitions [-s state] [-o file] [-D file] [-r file]\n"
 	"                 [--shards n] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                 [--threads n] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                 [--threads n] [--no-days] [--stats file] [-v] [--progress | --no-progress]\n"
 	"                 [file ...]\n";
 
 static const char help[] =
 	"Count events into a bucket file in one process: the bytes of\n"
-	"cnt-dedup | cnt-window | cnt-accumulate, without the events between them.\n"
+	"cnt-dedup | cnt-window | cnt-accumulate -d, without the events between them.\n"
 	"\n"
 	"  -d, --definitions FILE  tenants and counters; required\n"
 	"  -s, --state FILE        dedup state: read if it exists, rewritten (cnt-dedup -s)\n"
@@ -33,6 +34,7 @@ static const char help[] =
 	"                          for a pipe)\n"
 	"      --level N           compression level\n"
 	"      --threads N         1, or 2 (default): a reader thread beside the counting\n"
+	"      --no-days           no local-day roll-ups (cnt-accumulate without -d)\n"
 	"      --stats FILE        counts as one JSON object, each stage's under its name\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -42,7 +44,7 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS };
 
 /* --stats: the chain's totals, then each stage's keys as its tool gives them. */
 static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter *f, cnt_window *win,
@@ -170,6 +172,7 @@ static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter
 	cnt_stats_u64(&s, "stale", st->stale);
 	cnt_stats_u64(&s, "dim_records", st->dim_records);
 	cnt_stats_u64(&s, "spill_runs", st->runs);
+	cnt_stats_u64(&s, "day_records", st->day_records);
 	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
 	cnt_stats_u64(&s, "memory_limit", memory);
@@ -191,13 +194,14 @@ int main(int argc, char **argv)
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		{"threads", required_argument, NULL, OPT_THREADS},
+		{"no-days", no_argument, NULL, OPT_NO_DAYS},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
 	const char *tmpdir = getenv("TMPDIR");
-	int level = -1, codec_set = 0, c, nin;
+	int level = -1, codec_set = 0, c, nin, days = 1;
 	uint32_t shards = 1;
 	size_t memory = 0, loaded, kept = 0;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -214,6 +218,7 @@ int main(int argc, char **argv)
 	int *fds;
 	const cnt_dedup_totals *t;
 	const cnt_accum_stats *st;
+	cnt_rollup_zones zones;
 
 	cnt_cli_init("cnt-count", usage, help);
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
@@ -229,6 +234,7 @@ int main(int argc, char **argv)
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		case OPT_THREADS: fu.threads = (int)cnt_cli_uint("--threads", optarg, 1, 2); break;
+		case OPT_NO_DAYS: days = 0; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -275,6 +281,11 @@ int main(int argc, char **argv)
 	cnt_progress_end();
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
+	/* day roll-ups, as cnt-accumulate -d writes them (zones from defs) */
+	zones = (cnt_rollup_zones){defs, NULL, defs_path};
+	if (days && ((zones.tzc = cnt_tz_cache_new()) == NULL ? cnt_err_nomem(&err) :
+			cnt_accum_days(fu.acc, cnt_rollup_defs_zone, &zones, &err)) != 0)
+		cnt_die_err(&err);
 	if ((w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
 	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(fu.acc, w, &err) != 0 ||
 	    cnt_writer_finish(w, &err) != 0 || cnt_accum_check_balance(fu.acc, &err) != 0)

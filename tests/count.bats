@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # cnt-count: the counting chain in one process gives exactly the bytes of
-#   cnt-dedup | cnt-window | cnt-accumulate
+#   cnt-dedup | cnt-window | cnt-accumulate -d (day roll-ups included)
 # (bucket file, dedup state, duplicates, rejects, --stats numbers) on
 # varied inputs: retries and duplicates across inputs, late events, both
 # tenants and timezones, unknown counters and tenants, unique, approx and
@@ -46,7 +46,7 @@ pipe() {
 	while [ "$1" != -- ]; do a+=("$1"); shift; done; shift
 	cnt-dedup -d "$defs" "${d[@]}" --stats "$p.dedup.json" "$@" |
 		cnt-window -d "$defs" "${w[@]}" --stats "$p.window.json" |
-		cnt-accumulate "${a[@]}" --stats "$p.acc.json" -o "$p.avro"
+		cnt-accumulate -d "$defs" "${a[@]}" --stats "$p.acc.json" -o "$p.avro"
 }
 
 # same_stats PIPE-PREFIX COUNT-STATS: each step's numbers under its name
@@ -169,4 +169,18 @@ JSON
 		[[ $output == "cnt-count: "*cut.avro* ]]
 		[ "$(ls -A)" = "cut.avro" ]
 	done
+}
+
+@test "day roll-ups: written as cnt-accumulate -d writes them; --no-days gives the file of cnt-accumulate without -d" {
+	cnt-count -d "$DEFS" --stats c.json -o c.avro "$F/a.avro" "$F/b.avro"
+	jq -e '.accumulate.day_records > 0' c.json
+	[ "$(cnt-cat --meta c.avro | grep -c 'cnt.rollup')" -ge 1 ]
+	cnt-dedup -d "$DEFS" "$F/a.avro" "$F/b.avro" | cnt-window -d "$DEFS" | cnt-accumulate -o p.avro
+	for th in 1 2; do
+		cnt-count -d "$DEFS" --no-days --threads $th --stats n.json -o n.avro "$F/a.avro" "$F/b.avro"
+		cmp p.avro n.avro
+		jq -e '.accumulate.day_records == 0' n.json
+	done
+	# the hourly part is the same either way: the day container follows it
+	[ "$(cnt-cat n.avro | wc -l)" -lt "$(cnt-cat c.avro | wc -l)" ]
 }
