@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 ROOT="$BATS_TEST_DIRNAME/.."
 PY=/usr/bin/python3
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-rebuild cnt-series cnt-stats cnt-canary cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-rebuild cnt-series cnt-stats cnt-canary cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign cnt-shardmap"
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
