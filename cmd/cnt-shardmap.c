@@ -14,7 +14,7 @@
 static const char usage[] =
 	"usage: cnt-shardmap derive --now time [--map file] [-o file] [--target share]\n"
 	"                    [--merge-ratio r] [--hold duration] [--max-shards n]\n"
-	"                    [--stats file] [-v] stats.json ...\n"
+	"                    [--stats file] [-v] [--progress | --no-progress] stats.json ...\n"
 	"       cnt-shardmap show map.json\n";
 
 static const char help[] =
@@ -37,6 +37,8 @@ static const char help[] =
 	"      --max-shards N      a power of two from 1 to 65536 (default 64)\n"
 	"      --stats FILE        splits, merges and keys as one JSON object\n"
 	"  -v, --verbose           one summary line on standard error\n"
+	"      --progress          accepted, as by every tool (nothing to show here)\n"
+	"      --no-progress       no progress\n"
 	"  -h, --help              this help\n"
 	"      --version           print the version\n"
 	"\n"

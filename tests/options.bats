@@ -45,6 +45,7 @@ agree() {
 @test "cnt-expire: --help, man page SYNOPSIS, option list and source agree" { agree cnt-expire; }
 @test "cnt-partition: --help, man page SYNOPSIS, option list and source agree" { agree cnt-partition; }
 @test "cnt-sign: --help, man page SYNOPSIS, option list and source agree" { agree cnt-sign; }
+@test "cnt-shardmap: --help, man page SYNOPSIS, option list and source agree" { agree cnt-shardmap; }
 @test "cnt-rebuild (sh): --help, man page SYNOPSIS and option list agree" {
 	run "$PY" "$ROOT/tests/options.py" check cnt-rebuild "$BATS_FILE_TMPDIR/cnt-rebuild.help" \
 		"$ROOT/man/cnt-rebuild.1" - "$ROOT/lib/cli/cli.h"
