@@ -6,6 +6,7 @@
 #   make test       check + check-san (the README's test command)
 #   make bench      benchmarks (figures, not pass/fail)
 #   make bench-peers  the chain beside DuckDB and the measuring stick
+#   make bench-hot  hot keys: partitions without and with a shard map
 #   make fuzz       run the libFuzzer targets (clang), FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -65,7 +66,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench bench-approx bench-peers fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx bench-peers bench-hot fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -131,6 +132,10 @@ bench-approx: tools
 # measuring stick (../shared/bench/limit-b), interleaved; see tests/bench/README.
 bench-peers: tools
 	BUILD=$(BUILD) sh tests/bench/peers.sh
+
+# Hot keys: partitions without and with a shard map (tests/bench/hot.sh).
+bench-hot: tools
+	BUILD=$(BUILD) sh tests/bench/hot.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:
