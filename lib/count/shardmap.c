@@ -639,9 +639,16 @@ static int append_change(cnt_shardmap_key *k, int64_t now, uint32_t to, double s
 	cnt_shardmap_change *h;
 
 	if (k->nhistory >= CNT_SHARDMAP_MAX_HISTORY) {
-		/* the oldest change goes; the chain must still start from 1 */
-		memmove(k->history, k->history + 1, (k->nhistory - 1) * sizeof(*h));
-		k->nhistory--;
+		/* the oldest changes go: down to one whose "to" is not 1, which
+		 * then starts the chain from 1 (a change to 1 would be none) */
+		size_t drop = 1;
+
+		while (drop < k->nhistory && k->history[drop].to == 1)
+			drop++;
+		if (drop == k->nhistory)
+			drop--;       /* every remaining one ends at 1: keep the last */
+		memmove(k->history, k->history + drop, (k->nhistory - drop) * sizeof(*h));
+		k->nhistory -= drop;
 		k->history[0].from = 1;
 	}
 	if ((h = realloc(k->history, (k->nhistory + 1) * sizeof(*h))) == NULL)

@@ -162,6 +162,41 @@ static void test_derive(void)
 	cnt_shardmap_free(m);
 }
 
+/* A key that flaps every derivation (hold 0) keeps at most
+ * CNT_SHARDMAP_MAX_HISTORY changes, still a chain from 1 that parses. */
+static void test_history_cap(void)
+{
+	cnt_shardmap_policy p = {0.01, 0.5, 0, 64};
+	cnt_err err;
+	cnt_shardmap *m = cnt_shardmap_new(&err), *back;
+	cnt_shardmap_summary sum;
+	cnt_buf b = CNT_BUF_INIT;
+	const cnt_shardmap_key *k;
+	char hot[1024], cold[1024];
+	int ok = 1;
+
+	snprintf(hot, sizeof(hot), "%s", st(100, 7, 0));
+	snprintf(cold, sizeof(cold), "%s", st(100, 0, 0));
+	for (int i = 0; i < CNT_SHARDMAP_MAX_HISTORY + 3 && ok; i++) {
+		cnt_shardmap_obs *o = cnt_shardmap_obs_new(&err);
+		const char *t = i % 2 ? cold : hot;
+
+		ok = cnt_shardmap_obs_add(o, t, strlen(t), "s", &err) == 0 &&
+		     cnt_shardmap_derive(m, o, &p, 1000 * (int64_t)(i + 1), &sum, &err) == 0 && sum.splits + sum.merges == 1;
+		cnt_shardmap_obs_free(o);
+	}
+	CHECK(ok);
+	k = cnt_shardmap_key_at(m, 0);
+	CHECK(k->nhistory <= CNT_SHARDMAP_MAX_HISTORY && k->nhistory >= CNT_SHARDMAP_MAX_HISTORY - 2);
+	CHECK(k->history[0].from == 1 && k->history[0].to == 8 && k->history[k->nhistory - 1].to == k->shards);
+	CHECK_EQ_INT(cnt_shardmap_format(m, &b, &err), 0);
+	back = cnt_shardmap_parse((const char *)b.p, b.len, "cap", &err);
+	CHECK(back != NULL);
+	cnt_shardmap_free(back);
+	cnt_buf_release(&b);
+	cnt_shardmap_free(m);
+}
+
 static void test_obs(void)
 {
 	cnt_err err;
@@ -183,5 +218,6 @@ int main(void)
 	RUN(test_need);
 	RUN(test_derive);
 	RUN(test_obs);
+	RUN(test_history_cap);
 	return unit_report("test_shardmap");
 }
