@@ -67,10 +67,31 @@ static void feed(XXH3_state_t *st, cnt_slice s)
 	XXH3_64bits_update(st, &nul, 1);
 }
 
+/* XXH3-64 of the three parts, each followed by a NUL byte: one-shot from
+ * a stack buffer for the usual short keys (the per-event lookup), the
+ * streaming state (the same hash) for long ones. */
 static uint64_t key_hash(cnt_slice t, cnt_slice c, cnt_slice m)
 {
 	XXH3_state_t st;
+	char flat[256];
 
+	if (t.n + c.n + m.n + 3 <= sizeof(flat)) {
+		char *p = flat;
+
+		if (t.n)
+			memcpy(p, t.p, t.n);
+		p += t.n;
+		*p++ = '\0';
+		if (c.n)
+			memcpy(p, c.p, c.n);
+		p += c.n;
+		*p++ = '\0';
+		if (m.n)
+			memcpy(p, m.p, m.n);
+		p += m.n;
+		*p++ = '\0';
+		return XXH3_64bits(flat, (size_t)(p - flat));
+	}
 	XXH3_64bits_reset(&st);
 	feed(&st, t);
 	feed(&st, c);
