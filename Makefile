@@ -8,6 +8,7 @@
 #   make bench-peers  the chain beside DuckDB and the measuring stick
 #   make bench-scale  the chain at 1 M, 10 M and 100 M events, memory bounded
 #   make bench-decode cnt-cat --count beside the stick's decode-only mode
+#   make bench-hot  hot keys: partitions without and with a shard map
 #   make fuzz       run the libFuzzer targets (clang), FUZZ_SECONDS each
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -67,7 +68,7 @@ Q  := @
 say = @printf '  %-6s %s\n' $(1) $(2)
 endif
 
-.PHONY: all check check-san test bench bench-approx bench-days bench-peers bench-scale bench-decode fuzz install uninstall clean demo tools units replays
+.PHONY: all check check-san test bench bench-approx bench-days bench-peers bench-scale bench-decode bench-hot fuzz install uninstall clean demo tools units replays
 all: tools
 tools: $(TOOLS) $(SCRIPT_BINS)
 units: $(UNITS)
@@ -147,6 +148,10 @@ bench-scale: tools
 # Decoding the archive beside the measuring stick's --decode-only.
 bench-decode: tools
 	BUILD=$(BUILD) sh tests/bench/decode.sh
+
+# Hot keys: partitions without and with a shard map (tests/bench/hot.sh).
+bench-hot: tools
+	BUILD=$(BUILD) sh tests/bench/hot.sh
 
 FUZZ_SECONDS ?= 60
 fuzz:

@@ -9,10 +9,11 @@
 #include "cli/cli.h"
 #include "model/fingerprint.h"
 #include "count/partition.h"
+#include "count/shardmap.h"
 
 static const char usage[] =
-	"usage: cnt-partition -d definitions --parts n -o prefix [-c codec] [--level n]\n"
-	"                     [--stats file] [-v] [--progress | --no-progress] [file ...]\n";
+	"usage: cnt-partition -d definitions --parts n -o prefix [--shard-map file]\n"
+	"                     [-c codec] [--level n] [--stats file] [-v] [--progress | --no-progress] [file ...]\n";
 
 static const char help[] =
 	"Split events into n parts, prefix.0.avro .. prefix.<n-1>.avro, so that every\n"
@@ -26,6 +27,8 @@ static const char help[] =
 	"      --parts N           how many parts (1 to 4096); required\n"
 	"  -o, --output PREFIX     the parts are PREFIX.0.avro .. PREFIX.<N-1>.avro,\n"
 	"                          every one written, even if empty; required\n"
+	"      --shard-map FILE    spread each hot member the map names over its\n"
+	"                          shards' parts, by item (cnt-shardmap(5))\n"
 	"  -c, --codec NAME        output codec (default zstandard)\n"
 	"      --level N           compression level\n"
 	"      --stats FILE        counts per part as one JSON object\n"
@@ -37,7 +40,7 @@ static const char help[] =
 	"\n"
 	"See cnt-partition(1).\n";
 
-enum { OPT_PARTS = CNT_OPT_TOOL_BASE };
+enum { OPT_PARTS = CNT_OPT_TOOL_BASE, OPT_SHARD_MAP };
 
 int main(int argc, char **argv)
 {
@@ -45,13 +48,14 @@ int main(int argc, char **argv)
 		{"definitions", required_argument, NULL, 'd'},
 		{"parts", required_argument, NULL, OPT_PARTS},
 		{"output", required_argument, NULL, 'o'},
+		{"shard-map", required_argument, NULL, OPT_SHARD_MAP},
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *defs_path = NULL, *prefix = NULL;
+	const char *defs_path = NULL, *prefix = NULL, *map_path = NULL;
 	uint32_t n = 0;
 	int level = -1, c;
 	cnt_codec_id codec = CNT_CODEC_ZSTD;
@@ -61,6 +65,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 	cnt_defs *defs;
 	cnt_partition *p;
+	cnt_shardmap *map = NULL;
 	const cnt_partition_totals *t;
 
 	cnt_cli_init("cnt-partition", usage, help);
@@ -69,6 +74,7 @@ int main(int argc, char **argv)
 		case 'd': defs_path = optarg; break;
 		case OPT_PARTS: n = (uint32_t)cnt_cli_uint("--parts", optarg, 1, CNT_PARTITION_MAX); break;
 		case 'o': prefix = optarg; break;
+		case OPT_SHARD_MAP: map_path = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -80,7 +86,8 @@ int main(int argc, char **argv)
 		cnt_die_usage("--parts N is required");
 	if (prefix == NULL || *prefix == '\0' || (prefix[0] == '-' && prefix[1] == '\0'))
 		cnt_die_usage("-o prefix is required (the parts are files, not standard output)");
-	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
+	    (map_path && (map = cnt_shardmap_load(map_path, &err)) == NULL))
 		cnt_die_err(&err);
 	if ((outs = calloc(n, sizeof(*outs))) == NULL || (ws = calloc(n, sizeof(*ws))) == NULL)
 		cnt_die_nomem();
@@ -96,6 +103,7 @@ int main(int argc, char **argv)
 	}
 	if ((p = cnt_partition_new(defs, n, ws, &err)) == NULL)
 		cnt_die_err(&err);
+	cnt_partition_set_map(p, map);
 	cnt_rejects_init(&rej, 2, "standard error", "cnt-partition");   /* never used: no event is rejected */
 
 	cnt_progress_start(&co);
@@ -122,6 +130,7 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "by_member", t->by_member);
 		cnt_stats_u64(&s, "by_key", t->by_key);
 		cnt_stats_u64(&s, "undeclared", t->undeclared);
+		cnt_stats_u64(&s, "by_shard", t->by_shard);
 		cnt_stats_array(&s, "parts");
 		for (uint32_t i = 0; i < n; i++)
 			cnt_stats_u64(&s, NULL, cnt_partition_part_count(p, i));
@@ -138,6 +147,7 @@ int main(int argc, char **argv)
 	free(ws);
 	free(outs);
 	cnt_partition_free(p);
+	cnt_shardmap_free(map);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	cnt_rejects_release(&rej);

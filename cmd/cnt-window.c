@@ -9,12 +9,13 @@
 
 #include "cli/cli.h"
 #include "model/fingerprint.h"
+#include "count/shardmap.h"
 #include "count/topkey.h"
 #include "count/window.h"
 
 static const char usage[] =
-	"usage: cnt-window -d definitions [-o file] [-r file] [--shards n] [-c codec]\n"
-	"                  [--level n] [--stats file] [-v] [--progress | --no-progress]\n"
+	"usage: cnt-window -d definitions [-o file] [-r file] [--shards n | --shard-map file]\n"
+	"                  [-c codec] [--level n] [--stats file] [-v] [--progress | --no-progress]\n"
 	"                  [file ...]\n";
 
 static const char help[] =
@@ -28,6 +29,8 @@ static const char help[] =
 	"  -r, --rejects FILE      events naming an undeclared tenant or counter\n"
 	"                          version, as JSON lines (default: standard error)\n"
 	"      --shards N          split every key over N shards by event_id (default 1)\n"
+	"      --shard-map FILE    split only the keys the map names, each over its\n"
+	"                          shards (cnt-shardmap(5)); other keys are in shard 0\n"
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
 	"                          for a pipe)\n"
 	"      --level N           compression level\n"
@@ -40,7 +43,7 @@ static const char help[] =
 	"\n"
 	"See cnt-window(1) and cnt-bucket(5).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_SHARD_MAP };
 
 /* The window stage, and the hottest key of the events it writes. */
 static cnt_topkey *hot;
@@ -55,10 +58,11 @@ static int stage(void *win, const cnt_event *e, const uint8_t *raw, size_t rawn,
 	return rc;
 }
 
-/* top_key_share and top_key (count/topkey.h). */
+/* top_key_share, top_key and top_keys (count/topkey.h). */
 static void stats_top_key(cnt_stats *s)
 {
-	cnt_topkey_top tk;
+	cnt_topkey_top tk, list[CNT_TOPKEY_LIST];
+	size_t n = cnt_topkey_list(hot, list, CNT_TOPKEY_LIST);
 
 	cnt_topkey_get(hot, &tk);
 	cnt_stats_double(s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
@@ -69,6 +73,17 @@ static void stats_top_key(cnt_stats *s)
 	cnt_stats_u64(s, "events", tk.count);
 	cnt_stats_bool(s, "exact", tk.exact);
 	cnt_stats_close(s);
+	cnt_stats_array(s, "top_keys");
+	for (size_t i = 0; i < n; i++) {
+		cnt_stats_object(s, NULL);
+		cnt_stats_str(s, "tenant_id", list[i].tenant.p, (long)list[i].tenant.n);
+		cnt_stats_str(s, "counter_id", list[i].counter.p, (long)list[i].counter.n);
+		cnt_stats_str(s, "member_ref", list[i].member.p, (long)list[i].member.n);
+		cnt_stats_u64(s, "events", list[i].count);
+		cnt_stats_double(s, "share", cnt_count_ratio(list[i].count, list[i].n));
+		cnt_stats_close(s);
+	}
+	cnt_stats_close(s);
 }
 
 int main(int argc, char **argv)
@@ -78,13 +93,14 @@ int main(int argc, char **argv)
 		{"output", required_argument, NULL, 'o'},
 		{"rejects", required_argument, NULL, 'r'},
 		{"shards", required_argument, NULL, OPT_SHARDS},
+		{"shard-map", required_argument, NULL, OPT_SHARD_MAP},
 		{"codec", required_argument, NULL, 'c'},
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *defs_path = NULL, *out_path = NULL, *rej_path = NULL;
+	const char *defs_path = NULL, *out_path = NULL, *rej_path = NULL, *map_path = NULL;
 	int level = -1, codec_set = 0, c;
 	uint32_t shards = 1;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -93,6 +109,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 	cnt_defs *defs;
 	cnt_window *win;
+	cnt_shardmap *map = NULL;
 	cnt_writer *w;
 	char *schema;
 	const cnt_window_totals *t;
@@ -104,6 +121,7 @@ int main(int argc, char **argv)
 		case 'o': out_path = optarg; break;
 		case 'r': rej_path = optarg; break;
 		case OPT_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, CNT_WINDOW_MAX_SHARDS); break;
+		case OPT_SHARD_MAP: map_path = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -111,7 +129,10 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
-	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
+	if (map_path && shards != 1)
+		cnt_die_usage("--shards and --shard-map exclude each other");
+	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
+	    (map_path && (map = cnt_shardmap_load(map_path, &err)) == NULL))
 		cnt_die_err(&err);
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 	if ((schema = cnt_windowed_schema_json(&err)) == NULL ||
@@ -121,6 +142,7 @@ int main(int argc, char **argv)
 	    (hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL)
 		cnt_die_err(&err);
 	free(schema);
+	cnt_window_set_map(win, map);
 	if (rej_path)
 		cnt_cli_out(&rej_out, rej_path);
 	cnt_rejects_init(&rej, rej_path ? rej_out.fd : STDERR_FILENO, rej_path ? rej_path : "standard error",
@@ -156,7 +178,13 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
 		cnt_stats_close(&s);
 		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(t->late, t->out));
-		cnt_stats_u64(&s, "shards", shards);
+		cnt_stats_u64(&s, "shards", map ? cnt_shardmap_max(map) : shards);
+		if (map) {
+			cnt_stats_object(&s, "shard_map");
+			cnt_stats_u64(&s, "keys", cnt_shardmap_nkeys(map));
+			cnt_stats_u64(&s, "max_shards", cnt_shardmap_max(map));
+			cnt_stats_close(&s);
+		}
 		stats_top_key(&s);
 		cnt_stats_array(&s, "counters");
 		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
@@ -187,6 +215,7 @@ int main(int argc, char **argv)
 	cnt_writer_free(w);
 	cnt_window_free(win);
 	cnt_topkey_free(hot);
+	cnt_shardmap_free(map);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
 	cnt_rejects_release(&rej);

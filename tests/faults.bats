@@ -28,7 +28,7 @@ EVENTS="$ROOT/examples/events.jsonl"
 KEYRING="$ROOT/examples/keyring.json"
 NOW=2026-11-30T09:00:00Z
 BOARD=acme-30d-distance
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-count cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-count cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-series cnt-stats cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign cnt-shardmap"
 SEAL_NOW=2026-12-02T00:00:00Z
 SERIES=(--definitions "$DEFS" --counter acme/distance_m --from 2026-11-01 --to 2026-12-01)
 PY=/usr/bin/python3
@@ -50,6 +50,8 @@ setup_file() {
 	cnt-accumulate --definitions "$DEFS" --output daybuckets.avro windowed.avro
 	# --stats files of a run, for cnt-stats
 	cnt-window --definitions "$DEFS" --output /dev/null --stats winstats.json deduped.avro
+	# a shard map of its hottest keys (cnt-shardmap)
+	cnt-shardmap derive --now "$NOW" --target 0.02 --output shardmap.json winstats.json
 	cnt-diff --stats diffstats.json buckets.avro doubled.avro >/dev/null || :
 	cnt-project --definitions "$DEFS" --board "$BOARD" --views views --now "$NOW" buckets.avro
 	# a member retracted, ready to be erased (cnt-erase rewrites copies)
@@ -217,6 +219,12 @@ full() {
 	full cnt-window --definitions "$DEFS" --output /dev/full "$F/deduped.avro"
 	full cnt-window --definitions "$DEFS" --output "$O/a.avro" --rejects /dev/full "$F/ghost.avro"
 	full cnt-window --definitions "$DEFS" --output "$O/a.avro" --stats /dev/full "$F/deduped.avro"
+	full cnt-window --definitions "$DEFS" --shard-map "$F/shardmap.json" --output /dev/full "$F/deduped.avro"
+
+	full cnt-shardmap derive --now "$NOW" "$F/winstats.json"
+	full cnt-shardmap derive --now "$NOW" --output /dev/full "$F/winstats.json"
+	full cnt-shardmap derive --now "$NOW" --output "$O/m.json" --stats /dev/full "$F/winstats.json"
+	full cnt-shardmap show "$F/shardmap.json"
 
 	full cnt-accumulate "$F/windowed.avro"
 	full cnt-accumulate --output /dev/full "$F/windowed.avro"
@@ -635,6 +643,17 @@ snaps_ok() {
 @test "allocation failure: cnt-dedup --snapshots fails cleanly at every allocation" {
 	sweep 0 state_prep snaps_ok cnt-dedup --definitions "$DEFS" --state "$O/dedup.state" \
 		--snapshots "$O/snaps" --output "$O/a.avro" "$F/part.avro" "$F/archive.avro"
+	check_problems
+}
+
+@test "allocation failure: cnt-shardmap, and cnt-window and cnt-partition with a map, fail cleanly at every allocation" {
+	sweep 0 no_prep nothing_left cnt-shardmap derive --now 2026-12-01T00:00:00Z --map "$F/shardmap.json" \
+		--output "$O/m.json" --stats "$O/st.json" "$F/winstats.json" "$F/winstats.json"
+	sweep 0 no_prep nothing_left cnt-shardmap show "$F/shardmap.json"
+	sweep 0 no_prep nothing_left cnt-window --definitions "$DEFS" --shard-map "$F/shardmap.json" --output "$O/a.avro" \
+		--stats "$O/st.json" "$F/deduped.avro"
+	sweep 0 no_prep nothing_left cnt-partition --definitions "$DEFS" --shard-map "$F/shardmap.json" --parts 3 \
+		--output "$O/part" --stats "$O/st.json" "$F/archive.avro"
 	check_problems
 }
 

@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 ROOT="$BATS_TEST_DIRNAME/.."
 PY=/usr/bin/python3
-TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-count cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-rebuild cnt-series cnt-stats cnt-canary cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign"
+TOOLS="cnt-ingest cnt-cat cnt-dedup cnt-window cnt-accumulate cnt-count cnt-diff cnt-project cnt-rank cnt-explain cnt-defs cnt-erase cnt-seal cnt-hold cnt-rebuild cnt-series cnt-stats cnt-canary cnt-audit cnt-expire cnt-partition cnt-cost cnt-sign cnt-shardmap"
 command -v cnt-cat >/dev/null 2>&1 || PATH="$ROOT/build/bin:$PATH"
 
 setup_file() {
@@ -46,6 +46,7 @@ agree() {
 @test "cnt-expire: --help, man page SYNOPSIS, option list and source agree" { agree cnt-expire; }
 @test "cnt-partition: --help, man page SYNOPSIS, option list and source agree" { agree cnt-partition; }
 @test "cnt-sign: --help, man page SYNOPSIS, option list and source agree" { agree cnt-sign; }
+@test "cnt-shardmap: --help, man page SYNOPSIS, option list and source agree" { agree cnt-shardmap; }
 @test "cnt-rebuild (sh): --help, man page SYNOPSIS and option list agree" {
 	run "$PY" "$ROOT/tests/options.py" check cnt-rebuild "$BATS_FILE_TMPDIR/cnt-rebuild.help" \
 		"$ROOT/man/cnt-rebuild.1" - "$ROOT/lib/cli/cli.h"

@@ -247,11 +247,12 @@ expect() {
 	{ ev a dist m1 1; ev b dist m1 1 '' 2026-03-01T08:00:00Z; } | ingest "$T0" s.avro
 	cnt-window -d "$DEFS" -o w.avro --stats st.json s.avro
 	one 'keys_unsorted == ["tool", "in", "out", "rejected", "duplicates", "held", "late", "balanced",
-		"rejected_by_reason", "late_ratio", "shards", "top_key_share", "top_key", "counters"]' st.json
+		"rejected_by_reason", "late_ratio", "shards", "top_key_share", "top_key", "top_keys", "counters"]' st.json
 	one '.duplicates == 0 and .held == 0 and .late == 1 and .balanced == true and .late_ratio == 0.5' st.json
 	# both events are of one key: it takes every write
 	one '.top_key_share == 1 and .top_key == {"tenant_id": "utc", "counter_id": "dist", "member_ref": "m1",
 		"events": 2, "exact": true}' st.json
+	one '.top_keys == [{"tenant_id": "utc", "counter_id": "dist", "member_ref": "m1", "events": 2, "share": 1}]' st.json
 }
 
 @test "an output that cannot be written (/dev/full): status 3, one message, no file left" {

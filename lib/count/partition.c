@@ -2,7 +2,9 @@
  * partition.c - routing events to parts (see partition.h).
  */
 #include "count/partition.h"
+#include "count/shardmap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,7 @@ struct cnt_partition {
 	const cnt_defs *defs;
 	uint32_t n;
 	cnt_writer *const *parts;
+	const cnt_shardmap *map;
 	uint64_t *count;
 	cnt_partition_totals totals;
 };
@@ -33,17 +36,44 @@ static void feed(XXH3_state_t *st, cnt_slice s)
 	XXH3_64bits_update(st, &nul, 1);
 }
 
-uint32_t cnt_partition_of(const cnt_counter_version *cv, const cnt_event *e, uint32_t n)
+/* The route shard of e under map (0: none, route by three strings). */
+static uint32_t route_shards(const cnt_shardmap *map, const cnt_event *e)
+{
+	return map ? cnt_shardmap_shards(map, e->tenant_id, e->counter_id, e->member_ref) : 1;
+}
+
+uint32_t cnt_partition_of_mapped(const cnt_counter_version *cv, const cnt_event *e, uint32_t n,
+	const cnt_shardmap *map)
 {
 	XXH3_state_t st;
+	int by_member = cnt_partition_by_member(cv, e);
+	uint32_t k;
 
 	if (n <= 1)
 		return 0;
 	XXH3_64bits_reset(&st);
 	feed(&st, e->tenant_id);
 	feed(&st, e->counter_id);
-	feed(&st, cnt_partition_by_member(cv, e) ? e->member_ref : e->idempotency_key);
+	feed(&st, by_member ? e->member_ref : e->idempotency_key);
+	/* an event routed by member has an item (cnt_partition_by_member) */
+	if (by_member && e->item.p != NULL && (k = route_shards(map, e)) > 1) {
+		char d[16];
+		int dn = snprintf(d, sizeof(d), "%u", (unsigned)(XXH3_64bits(e->item.p, e->item.n) % k));
+		cnt_slice s = {d, (size_t)dn};
+
+		feed(&st, s);
+	}
 	return (uint32_t)(XXH3_64bits_digest(&st) % n);
+}
+
+uint32_t cnt_partition_of(const cnt_counter_version *cv, const cnt_event *e, uint32_t n)
+{
+	return cnt_partition_of_mapped(cv, e, n, NULL);
+}
+
+void cnt_partition_set_map(cnt_partition *p, const cnt_shardmap *m)
+{
+	p->map = m;
 }
 
 cnt_partition *cnt_partition_new(const cnt_defs *defs, uint32_t n, cnt_writer *const *parts, cnt_err *err)
@@ -88,11 +118,14 @@ int cnt_partition_stage(void *ctx, const cnt_event *e, const uint8_t *raw, size_
 		cv = t.version;
 	else
 		p->totals.undeclared++;
-	if (cnt_partition_by_member(cv, e))
+	if (cnt_partition_by_member(cv, e)) {
 		p->totals.by_member++;
-	else
+		if (e->item.p != NULL && route_shards(p->map, e) > 1)
+			p->totals.by_shard++;
+	} else {
 		p->totals.by_key++;
-	i = cnt_partition_of(cv, e, p->n);
+	}
+	i = cnt_partition_of_mapped(cv, e, p->n, p->map);
 	w = p->parts[i];
 	rc = raw ? cnt_buf_append(cnt_writer_buf(w), raw, rawn) : cnt_event_encode(e, cnt_writer_buf(w));
 	if (rc != 0)

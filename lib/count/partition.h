@@ -36,6 +36,17 @@
  * one-machine run.  The only inexactness is a collision of cnt-dedup's
  * 96-bit fingerprints between two keys routed apart (about n^2 / 2^97).
  *
+ * Hot members (cnt_partition_set_map, count/shardmap.h).  With a shard
+ * map, an event routed by the member whose key the map gives k > 1
+ * shards is routed by four strings instead: tenant_id, counter_id,
+ * member_ref and its route shard XXH3-64(item) mod k written in decimal,
+ * each followed by a NUL byte.  Such an event has an item, and the item
+ * is part of its dedup key (tenant, counter, member, item), so every
+ * occurrence of the key still goes to one part; the member's events are
+ * spread over up to k parts, and their bucket records meet again when
+ * cnt-accumulate merges the parts.  Keys the map does not name (or gives
+ * 1 shard) are routed as without a map.
+ *
  * Within a part, events keep their order in the input.
  */
 #ifndef CNT_COUNT_PARTITION_H
@@ -56,13 +67,17 @@
  * e's counter version, NULL when the definitions do not declare it. */
 int cnt_partition_by_member(const cnt_counter_version *cv, const cnt_event *e);
 
-/* The part of e among n (n >= 1): the rule above. */
+/* The part of e among n (n >= 1): the rule above; map may be NULL. */
+struct cnt_shardmap;
 uint32_t cnt_partition_of(const cnt_counter_version *cv, const cnt_event *e, uint32_t n);
+uint32_t cnt_partition_of_mapped(const cnt_counter_version *cv, const cnt_event *e, uint32_t n,
+	const struct cnt_shardmap *map);
 
 typedef struct cnt_partition_totals {
 	uint64_t in, out;
 	uint64_t by_member, by_key;   /* how events were routed (of in) */
 	uint64_t undeclared;          /* of by_member: tenant or version not declared */
+	uint64_t by_shard;            /* of by_member: a hot member's, by its route shard */
 } cnt_partition_totals;
 
 typedef struct cnt_partition cnt_partition;
@@ -72,6 +87,9 @@ typedef struct cnt_partition cnt_partition;
  * owned.  NULL with err set (out of memory, n out of range). */
 cnt_partition *cnt_partition_new(const cnt_defs *defs, uint32_t n, cnt_writer *const *parts, cnt_err *err);
 void cnt_partition_free(cnt_partition *p);
+/* Routes hot members by map m from now on (the rule above); m must
+ * outlive p and is not owned; NULL: no map. */
+void cnt_partition_set_map(cnt_partition *p, const struct cnt_shardmap *m);
 
 /* Routes e to its part: its Avro bytes raw/rawn when the reader has them
  * (copied as they are), else raw NULL and e is encoded.  Returns 0, or -1

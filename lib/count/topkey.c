@@ -186,3 +186,63 @@ void cnt_topkey_get(const cnt_topkey *t, cnt_topkey_top *out)
 	out->member.p = best->key + best->tl + best->cl;
 	out->member.n = best->ml;
 }
+
+static int slice_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t n = an < bn ? an : bn;
+	int c = n ? memcmp(a, b, n) : 0;
+
+	return c ? c : (an > bn) - (an < bn);
+}
+
+/* hotter first, then tenant, counter, member in byte order */
+static int hotter(const slot *a, const slot *b)
+{
+	int c;
+
+	if (a->count != b->count)
+		return a->count > b->count;
+	if ((c = slice_cmp(a->key, a->tl, b->key, b->tl)) != 0)
+		return c < 0;
+	if ((c = slice_cmp(a->key + a->tl, a->cl, b->key + b->tl, b->cl)) != 0)
+		return c < 0;
+	return slice_cmp(a->key + a->tl + a->cl, a->ml, b->key + b->tl + b->cl, b->ml) < 0;
+}
+
+size_t cnt_topkey_list(const cnt_topkey *t, cnt_topkey_top *out, size_t max)
+{
+	size_t r = 0;
+
+	if (max > CNT_TOPKEY_SLOTS)
+		max = CNT_TOPKEY_SLOTS;
+	/* insertion into a sorted list of at most max entries: O(used * max) */
+	const slot *best[CNT_TOPKEY_SLOTS];
+
+	for (size_t i = 0; i < t->used && max > 0; i++) {
+		const slot *s = &t->slots[i];
+		size_t j;
+
+		if (r == max && !hotter(s, best[r - 1]))
+			continue;
+		j = r < max ? r++ : r - 1;
+		while (j > 0 && hotter(s, best[j - 1])) {
+			best[j] = best[j - 1];
+			j--;
+		}
+		best[j] = s;
+	}
+	for (size_t i = 0; i < r; i++) {
+		const slot *b = best[i];
+
+		out[i].n = t->n;
+		out[i].exact = t->exact;
+		out[i].count = b->count;
+		out[i].tenant.p = b->key;
+		out[i].tenant.n = b->tl;
+		out[i].counter.p = b->key + b->tl;
+		out[i].counter.n = b->cl;
+		out[i].member.p = b->key + b->tl + b->cl;
+		out[i].member.n = b->ml;
+	}
+	return r;
+}

@@ -46,4 +46,18 @@ typedef struct cnt_topkey_top {
 
 void cnt_topkey_get(const cnt_topkey *t, cnt_topkey_top *out);
 
+/* The hottest keys so far, at most max of them (max at most
+ * CNT_TOPKEY_SLOTS; more is read as that), hottest first (ties in
+ * byte order of tenant, counter, member, so the list does not depend on
+ * the order keys were first seen): fills out[0..r) and returns r (0 when
+ * nothing was added).  Each entry's n and exact are those of the tracker;
+ * slices point into t as above.  Counts are lower bounds within
+ * n / (k + 1) unless exact, so a key whose true share is above
+ * 1 / (k + 1) is never missing from a long enough list (shardmap.h reads
+ * the list that cnt-window --stats writes as top_keys). */
+size_t cnt_topkey_list(const cnt_topkey *t, cnt_topkey_top *out, size_t max);
+
+/* The number of keys cnt-window --stats lists under top_keys. */
+#define CNT_TOPKEY_LIST 32
+
 #endif

@@ -8,12 +8,14 @@
 
 #include <xxhash.h>
 
+#include "count/shardmap.h"
 #include "time/tz.h"
 
 struct cnt_window {
 	const cnt_defs *defs;
 	const char *defs_name;
 	uint32_t shards;
+	const cnt_shardmap *map;      /* NULL: shards for every key */
 	cnt_writer *out;
 	cnt_tz_cache *zones;
 	cnt_tz_cursor *cursor;        /* per tenant, valid where cursor_ok */
@@ -82,6 +84,11 @@ int32_t cnt_window_shard(const void *event_id, size_t n, uint32_t shards)
 	return (int32_t)(XXH3_64bits(event_id, n) % shards);
 }
 
+void cnt_window_set_map(cnt_window *w, const cnt_shardmap *m)
+{
+	w->map = m;
+}
+
 static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_count_target *t,
 	cnt_count_reject *rej, cnt_err *err)
 {
@@ -115,10 +122,15 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 	}
 	/* A compensation is counted in the shard of the event it retracts,
 	 * so that it meets that event's record when bucket files merge. */
-	if (e->retracts.p)
-		out->shard = cnt_window_shard(e->retracts.p, e->retracts.n, w->shards);
-	else
-		out->shard = cnt_window_shard(e->event_id.p, e->event_id.n, w->shards);
+	{
+		uint32_t k = w->map ? cnt_shardmap_shards(w->map, e->tenant_id, e->counter_id, e->member_ref) :
+			w->shards;
+
+		if (e->retracts.p)
+			out->shard = cnt_window_shard(e->retracts.p, e->retracts.n, k);
+		else
+			out->shard = cnt_window_shard(e->event_id.p, e->event_id.n, k);
+	}
 	out->ev = *e;
 	cnt_windowed_dim_values(out);
 	return 0;

@@ -19,7 +19,10 @@
  *
  * Shard.  With shards > 1, XXH3-64 of the event_id modulo shards, so a
  * hot key's events spread evenly and a retry lands where the original
- * did; with 1 shard every event is in shard 0.
+ * did; with 1 shard every event is in shard 0.  With a shard map
+ * (cnt_window_set_map, count/shardmap.h) instead, an event of a key the
+ * map gives k shards is in shard XXH3-64(event_id) mod k and every other
+ * event in shard 0: only the hot keys are split.
  *
  * Per counter the module keeps what cnt-window --stats reports: events,
  * late events, the largest ingest lag and how often (and how far) a
@@ -63,6 +66,12 @@ typedef struct cnt_window cnt_window;
 cnt_window *cnt_window_new(const cnt_defs *defs, const char *defs_name, uint32_t shards, cnt_writer *out,
 	cnt_err *err);
 void cnt_window_free(cnt_window *w);
+
+/* Shards by map m (count/shardmap.h) from now on, instead of the shard
+ * count given to cnt_window_new (which must then be 1); m must outlive w
+ * and is not owned.  NULL goes back to the shard count. */
+struct cnt_shardmap;
+void cnt_window_set_map(cnt_window *w, const struct cnt_shardmap *m);
 
 /* Attributes e: sets out's bucket_start, bucket_end, late, shard and exact, and
  * out->ev = *e.  Counts nothing and writes nothing.  Returns 0; 1 when e

@@ -21,6 +21,7 @@
 
 #include "count/dedup_filter.h"
 #include "count/partition.h"
+#include "count/shardmap.h"
 #include "unit.h"
 
 static const char defs_json[] =
@@ -261,8 +262,55 @@ static void test_stage(void)
 	cnt_defs_free(d);
 }
 
+/* A hot member with 4 route shards: the route hashes the fourth string
+ * (XXH3-64(item) mod 4, in decimal), pinned; the same item always in one
+ * part; the member over several parts; other keys as without a map. */
+static void test_hot_member(void)
+{
+	static const char mj[] =
+		"{\"format\": \"cnt-shardmap/1\", \"updated\": \"2026-03-01T00:00:00Z\", \"events\": 100, \"keys\": ["
+		"{\"tenant_id\": \"t\", \"counter_id\": \"views\", \"member_ref\": \"hot\", \"shards\": 4, \"share\": 0.5,"
+		" \"history\": [{\"at\": \"2026-03-01T00:00:00Z\", \"from\": 1, \"to\": 4, \"share\": 0.5}]}]}";
+	cnt_err err;
+	cnt_defs *d = defs();
+	cnt_shardmap *m = cnt_shardmap_parse(mj, strlen(mj), "m", &err);
+	const cnt_counter_version *views = version(d, "views"), *dist = version(d, "dist");
+	unsigned seen = 0;
+	char key[32], item[32], flat[64];
+
+	CHECK(m != NULL);
+	if (m == NULL)
+		return;
+	for (int i = 0; i < 200; i++) {
+		cnt_event a, b;
+		uint32_t sub;
+		int fl;
+
+		snprintf(key, sizeof(key), "k%d", i);
+		snprintf(item, sizeof(item), "u%d", i % 50);
+		a = event("views", key, "hot", item);
+		b = event("views", "other-key", "hot", item);           /* a duplicate by (member, item) */
+		CHECK_EQ_INT(cnt_partition_of_mapped(views, &a, 16, m), cnt_partition_of_mapped(views, &b, 16, m));
+		sub = (uint32_t)(XXH3_64bits(item, strlen(item)) % 4);
+		fl = snprintf(flat, sizeof(flat), "t%cviews%chot%c%u", 0, 0, 0, sub);
+		CHECK_EQ_INT(cnt_partition_of_mapped(views, &a, 16, m), XXH3_64bits(flat, (size_t)fl + 1) % 16);
+		seen |= 1u << cnt_partition_of_mapped(views, &a, 16, m);
+		/* not mapped, or not routed by member: as without a map */
+		a = event("views", key, "cold", item);
+		CHECK_EQ_INT(cnt_partition_of_mapped(views, &a, 16, m), cnt_partition_of(views, &a, 16));
+		a = event("dist", key, "hot", NULL);
+		CHECK_EQ_INT(cnt_partition_of_mapped(dist, &a, 16, m), cnt_partition_of(dist, &a, 16));
+		a = event("views", key, "hot", NULL);
+		CHECK_EQ_INT(cnt_partition_of_mapped(views, &a, 16, m), cnt_partition_of(views, &a, 16));
+	}
+	CHECK(__builtin_popcount(seen) > 1 && __builtin_popcount(seen) <= 4);
+	cnt_shardmap_free(m);
+	cnt_defs_free(d);
+}
+
 int main(void)
 {
+	RUN(test_hot_member);
 	RUN(test_rule);
 	RUN(test_hash_pinned);
 	RUN(test_duplicates_meet);

@@ -84,8 +84,31 @@ static void test_odd_bytes(void)
 	CHECK(cnt_topkey_new(0, &err) == NULL && strstr(err.msg, "out of range") != NULL);
 }
 
+static void test_list(void)
+{
+	cnt_err err;
+	cnt_topkey *t = cnt_topkey_new(8, &err);
+	cnt_topkey_top l[4];
+
+	CHECK(t != NULL);
+	CHECK_EQ_INT((int)cnt_topkey_list(t, l, 4), 0);
+	/* c:3, then a and b tie at 2 (listed in byte order, whatever came first), d:1 */
+	add(t, "x", "v", "b"); add(t, "x", "v", "c"); add(t, "x", "v", "b"); add(t, "x", "v", "c");
+	add(t, "x", "v", "a"); add(t, "x", "v", "d"); add(t, "x", "v", "c"); add(t, "x", "v", "a");
+	CHECK_EQ_INT((int)cnt_topkey_list(t, l, 4), 4);
+	CHECK(is(l[0].member, "c") && l[0].count == 3 && l[0].n == 8 && l[0].exact == 1);
+	CHECK(is(l[1].member, "a") && l[1].count == 2 && is(l[2].member, "b") && l[2].count == 2);
+	CHECK(is(l[3].member, "d") && l[3].count == 1 && is(l[3].tenant, "x") && is(l[3].counter, "v"));
+	/* a shorter list keeps the hottest */
+	CHECK_EQ_INT((int)cnt_topkey_list(t, l, 2), 2);
+	CHECK(is(l[0].member, "c") && is(l[1].member, "a"));
+	CHECK_EQ_INT((int)cnt_topkey_list(t, l, 0), 0);
+	cnt_topkey_free(t);
+}
+
 int main(void)
 {
+	RUN(test_list);
 	RUN(test_exact_few_keys);
 	RUN(test_heavy_hitter_bound);
 	RUN(test_odd_bytes);
