@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/accum.h"
 #include "count/stage.h"
@@ -53,28 +54,7 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats s;
 
 	cnt_stats_begin(&s);
-	cnt_stats_u64(&s, "in", st->events + st->buckets_in);
-	cnt_stats_u64(&s, "out", st->groups_out);
-	cnt_stats_u64(&s, "rejected", 0);
-	cnt_stats_u64(&s, "duplicates", 0);
-	cnt_stats_u64(&s, "held", 0);
-	cnt_stats_u64(&s, "late", st->late_events);
-	cnt_stats_bool(&s, "balanced", 1);
-	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(st->late_events, st->events));
-	cnt_stats_u64(&s, "events", st->events);
-	cnt_stats_u64(&s, "buckets_in", st->buckets_in);
-	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);
-	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
-	cnt_stats_u64(&s, "compensations", st->compensations);
-	cnt_stats_i64(&s, "scaled_extra", (int64_t)st->scaled_extra);
-	cnt_stats_u64(&s, "emptied", st->emptied);
-	cnt_stats_u64(&s, "stale", st->stale);
-	cnt_stats_u64(&s, "dim_records", st->dim_records);
-	cnt_stats_u64(&s, "day_records", st->day_records);
-	cnt_stats_u64(&s, "spill_runs", st->runs);
-	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
-	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
-	cnt_stats_u64(&s, "memory_limit", memory);
+	cnt_stage_stats_accum(&s, st, memory);
 	cnt_stats_write(&s, path);
 }
 

@@ -7,13 +7,14 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/fused.h"
 #include "count/rollup.h"
 
 static const char usage[] =
 	"usage: cnt-count -d definitions [-s state] [-o file] [-D file] [-r file]\n"
-	"                 [--shards n] [-m size] [-T dir] [-c codec] [--level n]\n"
+	"                 [--shards n | --shard-map file] [-m size] [-T dir] [-c codec] [--level n]\n"
 	"                 [--threads n] [--no-days] [--stats file] [-v] [--progress | --no-progress]\n"
 	"                 [file ...]\n";
 
@@ -28,6 +29,8 @@ static const char help[] =
 	"  -r, --rejects FILE      events naming an undeclared tenant or counter\n"
 	"                          version, as JSON lines (default: standard error)\n"
 	"      --shards N          split every key over N shards by event_id (default 1)\n"
+	"      --shard-map FILE    split only the keys a shard map names over their\n"
+	"                          shards (cnt-shardmap(5)); other keys are in shard 0\n"
 	"  -m, --memory SIZE       spill sorted runs to disk above SIZE\n"
 	"  -T, --tmpdir DIR        where runs are spilled (default $TMPDIR or /tmp)\n"
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
@@ -44,15 +47,15 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP };
 
 /* --stats: the chain's totals, then each stage's keys as its tool gives them. */
 static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter *f, cnt_window *win,
-	cnt_topkey *hot, const cnt_accum_stats *st, size_t loaded, size_t kept, uint32_t shards, size_t memory)
+	const cnt_topkey *hot, const cnt_accum_stats *st, size_t loaded, size_t kept, uint32_t shards,
+	const cnt_shardmap *map, size_t memory)
 {
 	const cnt_dedup_totals *t = cnt_dedup_filter_totals(f);
 	const cnt_window_totals *wt = cnt_window_get_totals(win);
-	cnt_topkey_top tk;
 	cnt_stats s;
 
 	cnt_stats_begin(&s);
@@ -68,114 +71,16 @@ static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter
 	cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
 	cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
 	cnt_stats_close(&s);
-
 	cnt_stats_object(&s, "dedup");
-	cnt_stats_u64(&s, "in", t->in);
-	cnt_stats_u64(&s, "out", t->out);
-	cnt_stats_u64(&s, "rejected", t->rejected);
-	cnt_stats_u64(&s, "duplicates", t->duplicates);
-	cnt_stats_u64(&s, "held", 0);
-	cnt_stats_bool(&s, "balanced", t->in == t->out + t->duplicates + t->rejected);
-	cnt_stats_object(&s, "rejected_by_reason");
-	cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
-	cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
-	cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
+	cnt_stage_stats_dedup(&s, defs, f, loaded, kept);
+	cnt_stats_close(&s); /* counters */
 	cnt_stats_close(&s);
-	cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
-	cnt_stats_u64(&s, "state_keys_loaded", loaded);
-	cnt_stats_u64(&s, "state_keys_saved", kept);
-	if (t->in > 0) {
-		cnt_stats_i64(&s, "event_time_min", t->event_time_min);
-		cnt_stats_i64(&s, "event_time_max", t->event_time_max);
-		cnt_stats_i64(&s, "ingest_time_min", t->ingest_time_min);
-		cnt_stats_i64(&s, "ingest_time_max", t->ingest_time_max);
-	}
-	cnt_stats_array(&s, "counters");
-	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
-		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
-		const cnt_dedup_counter *dc = cnt_dedup_filter_counter(f, k);
-
-		if (dc->in == 0)
-			continue;
-		cnt_stats_object(&s, NULL);
-		cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
-		cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
-		cnt_stats_u64(&s, "in", dc->in);
-		cnt_stats_u64(&s, "duplicates", dc->duplicates);
-		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(dc->duplicates, dc->in));
-		cnt_stats_close(&s);
-	}
-	cnt_stats_close(&s);
-	cnt_stats_close(&s);
-
 	cnt_stats_object(&s, "window");
-	cnt_stats_u64(&s, "in", wt->in);
-	cnt_stats_u64(&s, "out", wt->out);
-	cnt_stats_u64(&s, "rejected", wt->rejected);
-	cnt_stats_u64(&s, "duplicates", 0);
-	cnt_stats_u64(&s, "held", 0);
-	cnt_stats_u64(&s, "late", wt->late);
-	cnt_stats_bool(&s, "balanced", wt->in == wt->out + wt->rejected);
-	cnt_stats_object(&s, "rejected_by_reason");
-	cnt_stats_u64(&s, "unknown_tenant", wt->unknown_tenant);
-	cnt_stats_u64(&s, "unknown_counter", wt->unknown_counter);
-	cnt_stats_u64(&s, "not_monotonic", wt->not_monotonic);
+	cnt_stage_stats_window(&s, defs, win, hot, shards, map);
+	cnt_stats_close(&s); /* counters */
 	cnt_stats_close(&s);
-	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(wt->late, wt->out));
-	cnt_stats_u64(&s, "shards", shards);
-	cnt_topkey_get(hot, &tk);
-	cnt_stats_double(&s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
-	cnt_stats_object(&s, "top_key");
-	cnt_stats_str(&s, "tenant_id", tk.tenant.p, (long)tk.tenant.n);
-	cnt_stats_str(&s, "counter_id", tk.counter.p, (long)tk.counter.n);
-	cnt_stats_str(&s, "member_ref", tk.member.p, (long)tk.member.n);
-	cnt_stats_u64(&s, "events", tk.count);
-	cnt_stats_bool(&s, "exact", tk.exact);
-	cnt_stats_close(&s);
-	cnt_stats_array(&s, "counters");
-	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
-		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
-		const cnt_window_counter *wc = cnt_window_get_counter(win, k);
-
-		if (wc->in == 0)
-			continue;
-		cnt_stats_object(&s, NULL);
-		cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
-		cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
-		cnt_stats_u64(&s, "in", wc->in);
-		cnt_stats_u64(&s, "late", wc->late);
-		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(wc->late, wc->in));
-		cnt_stats_i64(&s, "max_lag_ms", wc->max_lag_ms);
-		cnt_stats_u64(&s, "clock_ahead", wc->clock_ahead);
-		cnt_stats_i64(&s, "max_clock_ahead_ms", wc->max_clock_ahead_ms);
-		cnt_stats_close(&s);
-	}
-	cnt_stats_close(&s);
-	cnt_stats_close(&s);
-
 	cnt_stats_object(&s, "accumulate");
-	cnt_stats_u64(&s, "in", st->events + st->buckets_in);
-	cnt_stats_u64(&s, "out", st->groups_out);
-	cnt_stats_u64(&s, "rejected", 0);
-	cnt_stats_u64(&s, "duplicates", 0);
-	cnt_stats_u64(&s, "held", 0);
-	cnt_stats_u64(&s, "late", st->late_events);
-	cnt_stats_bool(&s, "balanced", 1);
-	cnt_stats_double(&s, "late_ratio", cnt_count_ratio(st->late_events, st->events));
-	cnt_stats_u64(&s, "events", st->events);
-	cnt_stats_u64(&s, "buckets_in", st->buckets_in);
-	cnt_stats_i64(&s, "events_in_buckets", (int64_t)st->events_in_buckets);
-	cnt_stats_i64(&s, "events_out", (int64_t)st->events_out);
-	cnt_stats_u64(&s, "compensations", st->compensations);
-	cnt_stats_i64(&s, "scaled_extra", (int64_t)st->scaled_extra);
-	cnt_stats_u64(&s, "emptied", st->emptied);
-	cnt_stats_u64(&s, "stale", st->stale);
-	cnt_stats_u64(&s, "dim_records", st->dim_records);
-	cnt_stats_u64(&s, "spill_runs", st->runs);
-	cnt_stats_u64(&s, "day_records", st->day_records);
-	cnt_stats_u64(&s, "sum_overflows", st->sum_overflows);
-	cnt_stats_u64(&s, "peak_memory_estimate", st->peak_bytes);
-	cnt_stats_u64(&s, "memory_limit", memory);
+	cnt_stage_stats_accum(&s, st, memory);
 	cnt_stats_close(&s);
 	cnt_stats_write(&s, path);
 }
@@ -189,6 +94,7 @@ int main(int argc, char **argv)
 		{"duplicates", required_argument, NULL, 'D'},
 		{"rejects", required_argument, NULL, 'r'},
 		{"shards", required_argument, NULL, OPT_SHARDS},
+		{"shard-map", required_argument, NULL, OPT_SHARD_MAP},
 		{"memory", required_argument, NULL, 'm'},
 		{"tmpdir", required_argument, NULL, 'T'},
 		{"codec", required_argument, NULL, 'c'},
@@ -200,7 +106,8 @@ int main(int argc, char **argv)
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
-	const char *tmpdir = getenv("TMPDIR");
+	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL;
+	cnt_shardmap *map = NULL;
 	int level = -1, codec_set = 0, c, nin, days = 1;
 	uint32_t shards = 1;
 	size_t memory = 0, loaded, kept = 0;
@@ -229,6 +136,7 @@ int main(int argc, char **argv)
 		case 'D': dup_path = optarg; break;
 		case 'r': rej_path = optarg; break;
 		case OPT_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, CNT_WINDOW_MAX_SHARDS); break;
+		case OPT_SHARD_MAP: map_path = optarg; break;
 		case 'm': memory = cnt_cli_size("--memory", optarg, 1u << 20); break;
 		case 'T': tmpdir = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
@@ -240,6 +148,8 @@ int main(int argc, char **argv)
 	}
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
+	if (map_path && shards != 1)
+		cnt_die_usage("--shards and --shard-map exclude each other");
 	if (tmpdir == NULL || *tmpdir == 0)
 		tmpdir = "/tmp";
 	if (memory == 0)
@@ -251,6 +161,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++)
 		fds[i] = cnt_cli_open_in(names[i]);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
+	    (map_path && (map = cnt_shardmap_load(map_path, &err)) == NULL) ||
 	    cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0 ||
 	    (fu.acc = cnt_accum_new(fu.threads > 1 ? memory / 2 : memory, tmpdir, &err)) == NULL ||
 	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, tmpdir, &err)) == NULL))
@@ -271,6 +182,7 @@ int main(int argc, char **argv)
 	    (fu.win = cnt_window_new(defs, defs_path, shards, NULL, &err)) == NULL ||
 	    (co.stats_path && (fu.hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL))
 		cnt_die_err(&err);
+	cnt_window_set_map(fu.win, map);
 	fu.rejects = &rej;
 	fu.input = cnt_progress_input;
 	fu.progress = cnt_progress_add;
@@ -298,7 +210,7 @@ int main(int argc, char **argv)
 			cnt_die_err(&err);
 	}
 	if (co.stats_path)
-		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, kept, shards, memory);
+		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, kept, shards, map, memory);
 	/* The buckets first, then the state, as cnt-dedup does. */
 	cnt_cli_commit(&out);
 	if (dup_path)
@@ -320,6 +232,7 @@ int main(int argc, char **argv)
 	cnt_dedup_filter_free(fu.filter);
 	cnt_window_free(fu.win);
 	cnt_topkey_free(fu.hot);
+	cnt_shardmap_free(map);
 	cnt_accum_free(fu.acc);
 	cnt_accum_free(fu.acc2);
 	cnt_dedup_release(&dd);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/dedup_filter.h"
 
@@ -185,41 +186,7 @@ int main(int argc, char **argv)
 		cnt_stats s;
 
 		cnt_stats_begin(&s);
-		cnt_stats_u64(&s, "in", t->in);
-		cnt_stats_u64(&s, "out", t->out);
-		cnt_stats_u64(&s, "rejected", t->rejected);
-		cnt_stats_u64(&s, "duplicates", t->duplicates);
-		cnt_stats_u64(&s, "held", 0);
-		cnt_stats_bool(&s, "balanced", t->in == t->out + t->duplicates + t->rejected);
-		cnt_stats_object(&s, "rejected_by_reason");
-		cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
-		cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
-		cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
-		cnt_stats_close(&s);
-		cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
-		cnt_stats_u64(&s, "state_keys_loaded", loaded);
-		cnt_stats_u64(&s, "state_keys_saved", kept);
-		if (t->in > 0) {
-			cnt_stats_i64(&s, "event_time_min", t->event_time_min);
-			cnt_stats_i64(&s, "event_time_max", t->event_time_max);
-			cnt_stats_i64(&s, "ingest_time_min", t->ingest_time_min);
-			cnt_stats_i64(&s, "ingest_time_max", t->ingest_time_max);
-		}
-		cnt_stats_array(&s, "counters");
-		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
-			const cnt_counter *ct = cnt_defs_counter_at(defs, k);
-			const cnt_dedup_counter *dc = cnt_dedup_filter_counter(f, k);
-
-			if (dc->in == 0)
-				continue;
-			cnt_stats_object(&s, NULL);
-			cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
-			cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
-			cnt_stats_u64(&s, "in", dc->in);
-			cnt_stats_u64(&s, "duplicates", dc->duplicates);
-			cnt_stats_double(&s, "dedup_hit_rate", cnt_count_ratio(dc->duplicates, dc->in));
-			cnt_stats_close(&s);
-		}
+		cnt_stage_stats_dedup(&s, defs, f, loaded, kept);
 		cnt_stats_write(&s, co.stats_path);
 	}
 	/* The events first, then the state: a failure in between leaves the

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/shardmap.h"
 #include "count/topkey.h"
@@ -59,33 +60,6 @@ static int stage(void *win, const cnt_event *e, const uint8_t *raw, size_t rawn,
 }
 
 /* top_key_share, top_key and top_keys (count/topkey.h). */
-static void stats_top_key(cnt_stats *s)
-{
-	cnt_topkey_top tk, list[CNT_TOPKEY_LIST];
-	size_t n = cnt_topkey_list(hot, list, CNT_TOPKEY_LIST);
-
-	cnt_topkey_get(hot, &tk);
-	cnt_stats_double(s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
-	cnt_stats_object(s, "top_key");
-	cnt_stats_str(s, "tenant_id", tk.tenant.p, (long)tk.tenant.n);
-	cnt_stats_str(s, "counter_id", tk.counter.p, (long)tk.counter.n);
-	cnt_stats_str(s, "member_ref", tk.member.p, (long)tk.member.n);
-	cnt_stats_u64(s, "events", tk.count);
-	cnt_stats_bool(s, "exact", tk.exact);
-	cnt_stats_close(s);
-	cnt_stats_array(s, "top_keys");
-	for (size_t i = 0; i < n; i++) {
-		cnt_stats_object(s, NULL);
-		cnt_stats_str(s, "tenant_id", list[i].tenant.p, (long)list[i].tenant.n);
-		cnt_stats_str(s, "counter_id", list[i].counter.p, (long)list[i].counter.n);
-		cnt_stats_str(s, "member_ref", list[i].member.p, (long)list[i].member.n);
-		cnt_stats_u64(s, "events", list[i].count);
-		cnt_stats_double(s, "share", cnt_count_ratio(list[i].count, list[i].n));
-		cnt_stats_close(s);
-	}
-	cnt_stats_close(s);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -165,45 +139,7 @@ int main(int argc, char **argv)
 		cnt_stats s;
 
 		cnt_stats_begin(&s);
-		cnt_stats_u64(&s, "in", t->in);
-		cnt_stats_u64(&s, "out", t->out);
-		cnt_stats_u64(&s, "rejected", t->rejected);
-		cnt_stats_u64(&s, "duplicates", 0);
-		cnt_stats_u64(&s, "held", 0);
-		cnt_stats_u64(&s, "late", t->late);
-		cnt_stats_bool(&s, "balanced", t->in == t->out + t->rejected);
-		cnt_stats_object(&s, "rejected_by_reason");
-		cnt_stats_u64(&s, "unknown_tenant", t->unknown_tenant);
-		cnt_stats_u64(&s, "unknown_counter", t->unknown_counter);
-		cnt_stats_u64(&s, "not_monotonic", t->not_monotonic);
-		cnt_stats_close(&s);
-		cnt_stats_double(&s, "late_ratio", cnt_count_ratio(t->late, t->out));
-		cnt_stats_u64(&s, "shards", map ? cnt_shardmap_max(map) : shards);
-		if (map) {
-			cnt_stats_object(&s, "shard_map");
-			cnt_stats_u64(&s, "keys", cnt_shardmap_nkeys(map));
-			cnt_stats_u64(&s, "max_shards", cnt_shardmap_max(map));
-			cnt_stats_close(&s);
-		}
-		stats_top_key(&s);
-		cnt_stats_array(&s, "counters");
-		for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
-			const cnt_counter *ct = cnt_defs_counter_at(defs, k);
-			const cnt_window_counter *wc = cnt_window_get_counter(win, k);
-
-			if (wc->in == 0)
-				continue;
-			cnt_stats_object(&s, NULL);
-			cnt_stats_str(&s, "tenant_id", ct->tenant_id, -1);
-			cnt_stats_str(&s, "counter_id", ct->counter_id, -1);
-			cnt_stats_u64(&s, "in", wc->in);
-			cnt_stats_u64(&s, "late", wc->late);
-			cnt_stats_double(&s, "late_ratio", cnt_count_ratio(wc->late, wc->in));
-			cnt_stats_i64(&s, "max_lag_ms", wc->max_lag_ms);
-			cnt_stats_u64(&s, "clock_ahead", wc->clock_ahead);
-			cnt_stats_i64(&s, "max_clock_ahead_ms", wc->max_clock_ahead_ms);
-			cnt_stats_close(&s);
-		}
+		cnt_stage_stats_window(&s, defs, win, hot, shards, map);
 		cnt_stats_write(&s, co.stats_path);
 	}
 	cnt_cli_commit(&out);

@@ -184,3 +184,20 @@ JSON
 	# the hourly part is the same either way: the day container follows it
 	[ "$(cnt-cat n.avro | wc -l)" -lt "$(cnt-cat c.avro | wc -l)" ]
 }
+
+@test "--shard-map: the bytes of cnt-window --shard-map in the pipe; it excludes --shards" {
+	cnt-window -d "$DEFS" --stats w.json -o /dev/null <(cnt-dedup -d "$DEFS" "$F/a.avro" "$F/b.avro")
+	cnt-shardmap derive --now "$NOW" --target 0.01 -o map.json w.json
+	jq -e '.keys | length > 0' map.json
+	pipe "$DEFS" p -- --shard-map map.json -- -- "$F/a.avro" "$F/b.avro"
+	for th in 1 2; do
+		cnt-count -d "$DEFS" --shard-map map.json --threads $th --stats c.json -o c.avro "$F/a.avro" "$F/b.avro"
+		cmp p.avro c.avro
+		same_stats p c.json
+	done
+	# a mapped key is in more than one shard
+	[ "$(cnt-cat c.avro | jq -r 'select(.shard > 0) | .member_ref' | sort -u | wc -l)" -gt 0 ]
+	run -2 cnt-count -d "$DEFS" --shards 2 --shard-map map.json -o x.avro "$F/a.avro"
+	[[ $output == *"--shards and --shard-map exclude each other"* ]]
+	[ ! -e x.avro ]
+}

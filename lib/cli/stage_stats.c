@@ -1,0 +1,146 @@
+/*
+ * stage_stats.c - the counting stages' --stats keys (stage_stats.h).
+ */
+#include "cli/stage_stats.h"
+
+#include "count/stage.h"
+
+static void top_keys(cnt_stats *s, const cnt_topkey *hot)
+{
+	cnt_topkey_top tk, list[CNT_TOPKEY_LIST];
+	size_t n = cnt_topkey_list(hot, list, CNT_TOPKEY_LIST);
+
+	cnt_topkey_get(hot, &tk);
+	cnt_stats_double(s, "top_key_share", cnt_count_ratio(tk.count, tk.n));
+	cnt_stats_object(s, "top_key");
+	cnt_stats_str(s, "tenant_id", tk.tenant.p, (long)tk.tenant.n);
+	cnt_stats_str(s, "counter_id", tk.counter.p, (long)tk.counter.n);
+	cnt_stats_str(s, "member_ref", tk.member.p, (long)tk.member.n);
+	cnt_stats_u64(s, "events", tk.count);
+	cnt_stats_bool(s, "exact", tk.exact);
+	cnt_stats_close(s);
+	cnt_stats_array(s, "top_keys");
+	for (size_t i = 0; i < n; i++) {
+		cnt_stats_object(s, NULL);
+		cnt_stats_str(s, "tenant_id", list[i].tenant.p, (long)list[i].tenant.n);
+		cnt_stats_str(s, "counter_id", list[i].counter.p, (long)list[i].counter.n);
+		cnt_stats_str(s, "member_ref", list[i].member.p, (long)list[i].member.n);
+		cnt_stats_u64(s, "events", list[i].count);
+		cnt_stats_double(s, "share", cnt_count_ratio(list[i].count, list[i].n));
+		cnt_stats_close(s);
+	}
+	cnt_stats_close(s);
+}
+
+void cnt_stage_stats_dedup(cnt_stats *s, const cnt_defs *defs, cnt_dedup_filter *f, size_t loaded, size_t kept)
+{
+	const cnt_dedup_totals *t = cnt_dedup_filter_totals(f);
+
+	cnt_stats_u64(s, "in", t->in);
+	cnt_stats_u64(s, "out", t->out);
+	cnt_stats_u64(s, "rejected", t->rejected);
+	cnt_stats_u64(s, "duplicates", t->duplicates);
+	cnt_stats_u64(s, "held", 0);
+	cnt_stats_bool(s, "balanced", t->in == t->out + t->duplicates + t->rejected);
+	cnt_stats_object(s, "rejected_by_reason");
+	cnt_stats_u64(s, "unknown_tenant", t->unknown_tenant);
+	cnt_stats_u64(s, "unknown_counter", t->unknown_counter);
+	cnt_stats_u64(s, "not_monotonic", t->not_monotonic);
+	cnt_stats_close(s);
+	cnt_stats_double(s, "dedup_hit_rate", cnt_count_ratio(t->duplicates, t->in - t->rejected));
+	cnt_stats_u64(s, "state_keys_loaded", loaded);
+	cnt_stats_u64(s, "state_keys_saved", kept);
+	if (t->in > 0) {
+		cnt_stats_i64(s, "event_time_min", t->event_time_min);
+		cnt_stats_i64(s, "event_time_max", t->event_time_max);
+		cnt_stats_i64(s, "ingest_time_min", t->ingest_time_min);
+		cnt_stats_i64(s, "ingest_time_max", t->ingest_time_max);
+	}
+	cnt_stats_array(s, "counters");
+	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
+		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
+		const cnt_dedup_counter *dc = cnt_dedup_filter_counter(f, k);
+
+		if (dc->in == 0)
+			continue;
+		cnt_stats_object(s, NULL);
+		cnt_stats_str(s, "tenant_id", ct->tenant_id, -1);
+		cnt_stats_str(s, "counter_id", ct->counter_id, -1);
+		cnt_stats_u64(s, "in", dc->in);
+		cnt_stats_u64(s, "duplicates", dc->duplicates);
+		cnt_stats_double(s, "dedup_hit_rate", cnt_count_ratio(dc->duplicates, dc->in));
+		cnt_stats_close(s);
+	}
+}
+
+void cnt_stage_stats_window(cnt_stats *s, const cnt_defs *defs, cnt_window *win, const cnt_topkey *hot,
+	uint32_t shards, const cnt_shardmap *map)
+{
+	const cnt_window_totals *t = cnt_window_get_totals(win);
+
+	cnt_stats_u64(s, "in", t->in);
+	cnt_stats_u64(s, "out", t->out);
+	cnt_stats_u64(s, "rejected", t->rejected);
+	cnt_stats_u64(s, "duplicates", 0);
+	cnt_stats_u64(s, "held", 0);
+	cnt_stats_u64(s, "late", t->late);
+	cnt_stats_bool(s, "balanced", t->in == t->out + t->rejected);
+	cnt_stats_object(s, "rejected_by_reason");
+	cnt_stats_u64(s, "unknown_tenant", t->unknown_tenant);
+	cnt_stats_u64(s, "unknown_counter", t->unknown_counter);
+	cnt_stats_u64(s, "not_monotonic", t->not_monotonic);
+	cnt_stats_close(s);
+	cnt_stats_double(s, "late_ratio", cnt_count_ratio(t->late, t->out));
+	cnt_stats_u64(s, "shards", map ? cnt_shardmap_max(map) : shards);
+	if (map) {
+		cnt_stats_object(s, "shard_map");
+		cnt_stats_u64(s, "keys", cnt_shardmap_nkeys(map));
+		cnt_stats_u64(s, "max_shards", cnt_shardmap_max(map));
+		cnt_stats_close(s);
+	}
+	top_keys(s, hot);
+	cnt_stats_array(s, "counters");
+	for (size_t k = 0; k < cnt_defs_ncounters(defs); k++) {
+		const cnt_counter *ct = cnt_defs_counter_at(defs, k);
+		const cnt_window_counter *wc = cnt_window_get_counter(win, k);
+
+		if (wc->in == 0)
+			continue;
+		cnt_stats_object(s, NULL);
+		cnt_stats_str(s, "tenant_id", ct->tenant_id, -1);
+		cnt_stats_str(s, "counter_id", ct->counter_id, -1);
+		cnt_stats_u64(s, "in", wc->in);
+		cnt_stats_u64(s, "late", wc->late);
+		cnt_stats_double(s, "late_ratio", cnt_count_ratio(wc->late, wc->in));
+		cnt_stats_i64(s, "max_lag_ms", wc->max_lag_ms);
+		cnt_stats_u64(s, "clock_ahead", wc->clock_ahead);
+		cnt_stats_i64(s, "max_clock_ahead_ms", wc->max_clock_ahead_ms);
+		cnt_stats_close(s);
+	}
+}
+
+void cnt_stage_stats_accum(cnt_stats *s, const cnt_accum_stats *st, size_t memory)
+{
+	cnt_stats_u64(s, "in", st->events + st->buckets_in);
+	cnt_stats_u64(s, "out", st->groups_out);
+	cnt_stats_u64(s, "rejected", 0);
+	cnt_stats_u64(s, "duplicates", 0);
+	cnt_stats_u64(s, "held", 0);
+	cnt_stats_u64(s, "late", st->late_events);
+	cnt_stats_bool(s, "balanced", 1);
+	cnt_stats_double(s, "late_ratio", cnt_count_ratio(st->late_events, st->events));
+	cnt_stats_u64(s, "events", st->events);
+	cnt_stats_u64(s, "buckets_in", st->buckets_in);
+	cnt_stats_i64(s, "events_in_buckets", (int64_t)st->events_in_buckets);
+	cnt_stats_i64(s, "events_out", (int64_t)st->events_out);
+	cnt_stats_u64(s, "compensations", st->compensations);
+	cnt_stats_i64(s, "scaled_extra", (int64_t)st->scaled_extra);
+	cnt_stats_u64(s, "emptied", st->emptied);
+	cnt_stats_u64(s, "stale", st->stale);
+	cnt_stats_u64(s, "dim_records", st->dim_records);
+	cnt_stats_u64(s, "day_records", st->day_records);
+	cnt_stats_u64(s, "spill_runs", st->runs);
+	cnt_stats_u64(s, "sum_overflows", st->sum_overflows);
+	cnt_stats_u64(s, "peak_memory_estimate", st->peak_bytes);
+	cnt_stats_u64(s, "memory_limit", memory);
+}
