@@ -110,12 +110,25 @@ tail_of() {
 CHAIN="rm -rf '$PEERS/views' && '$BIN/cnt-count' -d '$DEFS' -o '$PEERS/buckets.avro' '$AVRO' &&
  $(tail_of "$PEERS/buckets.avro") > '$PEERS/chain.json'"
 PIPE="rm -rf '$PEERS/views' && '$BIN/cnt-dedup' -d '$DEFS' '$AVRO' | '$BIN/cnt-window' -d '$DEFS' |
- '$BIN/cnt-accumulate' -o '$PEERS/pipe-buckets.avro' &&
+ '$BIN/cnt-accumulate' -d '$DEFS' -o '$PEERS/pipe-buckets.avro' &&
  $(tail_of "$PEERS/pipe-buckets.avro") > '$PEERS/pipe.json'"
+# before: the pipe of an older build (BENCH_BEFORE=its bin directory), so
+# that a change is measured against what it replaced in the same run
+BEFORE=${BENCH_BEFORE:-}
+if [ -n "$BEFORE" ]; then
+	for t in cnt-dedup cnt-window cnt-accumulate cnt-project cnt-rank; do
+		[ -x "$BEFORE/$t" ] || die "BENCH_BEFORE: $BEFORE/$t is missing"
+	done
+fi
+OLD="rm -rf '$PEERS/old-views' && '$BEFORE/cnt-dedup' -d '$DEFS' '$AVRO' | '$BEFORE/cnt-window' -d '$DEFS' |
+ '$BEFORE/cnt-accumulate' -o '$PEERS/old-buckets.avro' &&
+ '$BEFORE/cnt-project' -d '$DEFS' -b acme-distance-all -w '$PEERS/old-views' --now $NOW '$PEERS/old-buckets.avro' &&
+ '$BEFORE/cnt-rank' -w '$PEERS/old-views' -b acme-distance-all --now $NOW -F json top 100 > '$PEERS/before.json'"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	run chain "$r" sh -c "set -e; $CHAIN"
 	run pipe "$r" sh -c "set -e; $PIPE"
+	[ -n "$BEFORE" ] && run before "$r" sh -c "set -e; $OLD"
 	run duckdb "$r" node "$PEERS/duck.mjs" run "$PARQUET" "$PEERS/duckdb.top" "$NOW"
 	[ -n "$LIMITB" ] && run limitb "$r" "$LIMITB" -t 2 -o "$PEERS/limitb.bin" -b "$PEERS/limitb.board" "$AVRO"
 	r=$((r + 1))
@@ -136,6 +149,10 @@ jq -r '.entries[] | "\(.rank)\t\(.member_ref)\t\(.value)"' \
 	"$PEERS/pipe.json" > "$PEERS/pipe.top" 2> /dev/null || failed=1
 agree DuckDB "$PEERS/duckdb.top"
 agree "the pipe" "$PEERS/pipe.top"
+if [ -n "$BEFORE" ]; then
+	jq -r '.entries[] | "\(.rank)\t\(.member_ref)\t\(.value)"' "$PEERS/before.json" > "$PEERS/before.top" 2> /dev/null || failed=1
+	agree "the older build ($BEFORE)" "$PEERS/before.top"
+fi
 if cmp -s "$PEERS/buckets.avro" "$PEERS/pipe-buckets.avro"; then
 	echo "buckets: cnt-count and the pipe wrote the same bytes"
 else
@@ -158,8 +175,8 @@ function median(a, k,   i, j, t) {
 { k[$1]++; w[$1, k[$1]] = $2; c[$1, k[$1]] = $3; m[$1, k[$1]] = $4 }
 END {
 	printf "%-8s %8s %8s %12s %14s %9s\n", "peer", "wall s", "cpu s", "events/s", "events/cpu-s", "peak MiB"
-	split("chain pipe duckdb limitb", order, " ")
-	for (o = 1; o <= 4; o++) {
+	split("chain pipe before duckdb limitb", order, " ")
+	for (o = 1; o <= 5; o++) {
 		p = order[o]
 		if (!k[p]) continue
 		for (i = 1; i <= k[p]; i++) { ww[i] = w[p, i]; cc[i] = c[p, i]; mm[i] = m[p, i] }
@@ -174,6 +191,9 @@ END {
 	if (k["chain"] && k["pipe"])
 		printf "chain (cnt-count) vs the pipe: %.2fx its wall-clock speed, %.2fx its events per CPU-second\n",
 			W["pipe"] / W["chain"], C["pipe"] / C["chain"]
+	if (k["chain"] && k["before"])
+		printf "chain vs the older build (before): %.2fx its wall-clock speed, %.2fx its events per CPU-second\n",
+			W["before"] / W["chain"], C["before"] / C["chain"]
 }' "$TIMES"
 
 # ---- decode: cnt-cat --count beside the stick's --decode-only (decode.sh) ---
