@@ -92,8 +92,8 @@ for n in $SIZES; do
 	timed "count-$n" "$n" sh -c "set -e; $count" || continue
 	timed "project-$n" "$n" "$BIN/cnt-project" -d "$DEFS" -b acme-distance-all -w "$S/views" --now $NOW "$S/buckets.avro" || continue
 	timed "rank-$n" "$n" "$BIN/cnt-rank" -w "$S/views" -b acme-distance-all --now $NOW -F json top 100 || continue
-	runs=$(jq -r '.spill_runs // "?"' "$S/count-$n.stats.json" 2>/dev/null)
-	echo "count-$n: bucket file $(wc -c < "$S/buckets.avro") bytes, $(jq -r '.out // "?"' "$S/count-$n.stats.json" 2>/dev/null) records, $runs spilled runs, accumulator peak estimate $(jq -r ".peak_memory_estimate // \"?\"" "$S/count-$n.stats.json" 2>/dev/null) bytes" >> "$S/notes"
+	runs=$(jq -r '.spill_runs // .accumulate.spill_runs // "?"' "$S/count-$n.stats.json" 2>/dev/null)
+	echo "count-$n: bucket file $(wc -c < "$S/buckets.avro") bytes, $(jq -r '.out // "?"' "$S/count-$n.stats.json" 2>/dev/null) records, $runs spilled runs, accumulator peak estimate $(jq -r ".peak_memory_estimate // .accumulate.peak_memory_estimate // \"?\"" "$S/count-$n.stats.json" 2>/dev/null) bytes" >> "$S/notes"
 done
 
 echo
