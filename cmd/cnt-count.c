@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 	cnt_shardmap_free(map);
 	cnt_accum_free(fu.acc);
 	cnt_accum_free(fu.acc2);
+	cnt_tz_cache_free(zones.tzc); /* after the accumulator: its roll-ups hold zones */
 	cnt_dedup_release(&dd);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
