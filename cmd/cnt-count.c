@@ -199,7 +199,8 @@ int main(int argc, char **argv)
 			cnt_accum_days(fu.acc, cnt_rollup_defs_zone, &zones, &err)) != 0)
 		cnt_die_err(&err);
 	if ((w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
-	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(fu.acc, w, &err) != 0 ||
+	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 ||
+	    (fu.acc2 ? cnt_accum_finish_halves(fu.acc, fu.acc2, w, &err) : cnt_accum_finish(fu.acc, w, &err)) != 0 ||
 	    cnt_writer_finish(w, &err) != 0 || cnt_accum_check_balance(fu.acc, &err) != 0)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(fu.filter);

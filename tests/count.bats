@@ -201,3 +201,23 @@ JSON
 	[[ $output == *"--shards and --shard-map exclude each other"* ]]
 	[ ! -e x.avro ]
 }
+
+@test "two threads: halves of more than a megabyte each, encoded on their own threads and merged, give the pipe's bytes" {
+	# 60000 (member, hour) groups in two zones: each half's records pass
+	# through several of the 1 MiB chunks its thread hands over
+	"$PY" - >many.jsonl <<-'PYEOF'
+	for i in range(60000):
+	    print('{"idempotency_key":"n%d","tenant_id":"%s","counter_id":"dist","member_ref":"member-%d","delta":%d,"event_time":%d}'
+	          % (i, "kol" if i % 2 else "utc", i % 20000, 1 + i % 7, 1772359200000 - (i % 3) * 3600000 * 7))
+	PYEOF
+	cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d -o many.avro many.jsonl 2>/dev/null
+	pipe "$DEFS" p -- -- -c null -- many.avro
+	[ "$(stat -c %s p.avro)" -gt 4000000 ]
+	for th in 2 1; do
+		cnt-count -d "$DEFS" -c null --threads $th --stats c.json -o c.avro many.avro
+		cmp p.avro c.avro
+		same_stats p c.json
+	done
+	# UTC's members have two days, Kolkata's one
+	jq -e '.accumulate.day_records == 30000' c.json
+}

@@ -689,8 +689,11 @@ snaps_ok() {
 	check_problems
 }
 
-@test "allocation failure: cnt-count writing day roll-ups fails cleanly at every allocation" {
+@test "allocation failure: cnt-count writing day roll-ups fails cleanly at every allocation, one thread and two" {
 	sweep 0 state_prep state_kept cnt-count --definitions "$DEFS" --state "$O/dedup.state" --threads 1 \
+		--output "$O/a.avro" --stats "$O/st.json" "$F/archive.avro"
+	# two: the halves written on threads of their own (cnt_accum_finish_halves)
+	sweep 0 state_prep state_kept cnt-count --definitions "$DEFS" --state "$O/dedup.state" \
 		--output "$O/a.avro" --stats "$O/st.json" "$F/archive.avro"
 	check_problems
 }

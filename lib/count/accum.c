@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 
 #include <xxhash.h>
 
+#include "base/recq.h"
 #include "count/rollup.h"
 
 enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
@@ -66,6 +68,9 @@ typedef struct stream {
 struct cnt_accum {
 	size_t limit;
 	cnt_rollup *days;            /* day roll-ups of the output, or NULL */
+	cnt_rollup_zone_fn zone;     /* what days was made with */
+	void *zone_ctx;
+	pthread_mutex_t zone_mu;     /* finishing halves: the zone cache is one */
 	char *tmpdir;
 	cnt_accum_stats st;
 	/* streams: few, looked up linearly behind a one-entry cache */
@@ -131,6 +136,7 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	a->gslots = calloc(a->gmask + 1, sizeof(gslot));
 	a->mslots = calloc(a->mmask + 1, sizeof(mslot));
 	a->last_stream = UINT32_MAX;
+	pthread_mutex_init(&a->zone_mu, NULL);
 	if (a->gslots == NULL || a->mslots == NULL) {
 		cnt_accum_free(a);
 		cnt_err_nomem(err);
@@ -139,18 +145,24 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	return a;
 }
 
+static void release_sketches(agg *g)
+{
+	if (g->sketch) {
+		cnt_hll_release(g->sketch);
+		free(g->sketch);
+		g->sketch = NULL;
+	}
+	if (g->late_sketch) {
+		cnt_hll_release(g->late_sketch);
+		free(g->late_sketch);
+		g->late_sketch = NULL;
+	}
+}
+
 static void free_sketches(cnt_accum *a)
 {
-	for (size_t i = 0; i < a->ngroups; i++) {
-		if (a->groups[i].sketch) {
-			cnt_hll_release(a->groups[i].sketch);
-			free(a->groups[i].sketch);
-		}
-		if (a->groups[i].late_sketch) {
-			cnt_hll_release(a->groups[i].late_sketch);
-			free(a->groups[i].late_sketch);
-		}
-	}
+	for (size_t i = 0; i < a->ngroups; i++)
+		release_sketches(&a->groups[i]);
 	a->sketch_bytes = 0;
 }
 
@@ -182,6 +194,7 @@ void cnt_accum_free(cnt_accum *a)
 	free(a->groups);
 	free(a->gslots);
 	free(a->tmpdir);
+	pthread_mutex_destroy(&a->zone_mu);
 	free(a);
 }
 
@@ -753,6 +766,26 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 
 /* ---- absorbing another accumulator (count/fused.h) ------------------ */
 
+/* Adds y's statistics to x's (two halves of one count). */
+static void add_stats(cnt_accum_stats *x, const cnt_accum_stats *y)
+{
+	x->events += y->events;
+	x->late_events += y->late_events;
+	x->buckets_in += y->buckets_in;
+	x->groups_out += y->groups_out;
+	x->runs += y->runs;
+	x->compensations += y->compensations;
+	x->emptied += y->emptied;
+	x->stale += y->stale;
+	x->sum_overflows += y->sum_overflows;
+	x->dim_records += y->dim_records;
+	x->events_in_buckets += y->events_in_buckets;
+	x->events_out += y->events_out;
+	x->scaled_extra += y->scaled_extra;
+	x->day_records += y->day_records;
+	x->peak_bytes += y->peak_bytes;
+}
+
 int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 {
 	/* b's member and stream ids in a, + 1 (0: not yet interned) */
@@ -825,14 +858,7 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 		a->runs[a->nruns++] = b->runs[i];
 		b->runs[i] = -1;
 	}
-	a->st.events += b->st.events;
-	a->st.late_events += b->st.late_events;
-	a->st.buckets_in += b->st.buckets_in;
-	a->st.events_in_buckets += b->st.events_in_buckets;
-	a->st.compensations += b->st.compensations;
-	a->st.scaled_extra += b->st.scaled_extra;
-	a->st.runs += b->st.runs;
-	a->st.peak_bytes += b->st.peak_bytes;
+	add_stats(&a->st, &b->st);
 	b->st = (cnt_accum_stats){0};
 	return check_memory(a, err);
 oom:
@@ -928,8 +954,25 @@ static int radix_sort(sortrec *v, size_t n)
 	return 0;
 }
 
+/* Where emit() puts records: the writer w, or with q set, the queue to
+ * the thread that writes them (cnt_accum_finish_halves). */
+typedef struct sink {
+	cnt_writer *w;
+	cnt_recq *q;
+} sink;
+
+static cnt_buf *sink_buf(const sink *k)
+{
+	return k->q ? cnt_recq_buf(k->q) : cnt_writer_buf(k->w);
+}
+
+static int sink_commit(const sink *k, cnt_err *err)
+{
+	return k->q ? cnt_recq_commit(k->q, err) : cnt_writer_commit(k->w, err);
+}
+
 /* Writes one record from a group's aggregates and its key strings. */
-static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, cnt_slice dim, cnt_slice dval,
+static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, cnt_slice dim, cnt_slice dval,
 	const agg *g, cnt_err *err)
 {
 	cnt_bucket b;
@@ -1006,15 +1049,15 @@ static int emit(cnt_accum *a, cnt_writer *w, const stream *s, cnt_slice member, 
 		a->st.events_out += (uint64_t)g->count + (uint64_t)g->late_count;
 	else if (a->final)
 		a->st.dim_records++;
-	if (cnt_bucket_encode(&b, cnt_writer_buf(w)) != 0)
+	if (cnt_bucket_encode(&b, sink_buf(w)) != 0)
 		return cnt_err_nomem(err);
 	if (a->final && a->days && cnt_rollup_add(a->days, &b, err) != 0)
 		return -1;
-	return cnt_writer_commit(w, err);
+	return sink_commit(w, err);
 }
 
 /* Writes the in-memory groups to w in canonical order. */
-static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
+static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 {
 	uint32_t *mord = NULL, *sord = NULL, *dord = NULL, *drank = NULL;
 	uint64_t *mrank = NULL, *srank = NULL;
@@ -1082,6 +1125,10 @@ static int write_sorted(cnt_accum *a, cnt_writer *w, cnt_err *err)
 			dpair_get(a, g->dim, &dim, &dval);
 		if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, err) != 0)
 			goto out;
+		/* the output's last use of the sketches: free them while they
+		 * are at hand (in the writing thread, with halves) */
+		if (a->final)
+			release_sketches(&a->groups[recs[i].idx]);
 	}
 	rc = 0;
 out:
@@ -1163,7 +1210,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 	w = cnt_bucket_writer_new(fd, "spill file", CNT_CODEC_NULL, -1, err);
 	if (w == NULL)
 		return -1;
-	if (write_sorted(a, w, err) != 0 || cnt_writer_finish(w, err) != 0) {
+	if (write_sorted(a, &(sink){w, NULL}, err) != 0 || cnt_writer_finish(w, err) != 0) {
 		cnt_writer_free(w);
 		return cnt_err_prefix(err, "spilling to '%s'", a->tmpdir);
 	}
@@ -1208,7 +1255,7 @@ static void heap_down(const run *r, uint32_t *h, size_t n, size_t i)
 	}
 }
 
-static int merge_runs(cnt_accum *a, cnt_writer *w, cnt_err *err)
+static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 {
 	run *r = calloc(a->nruns, sizeof(*r));
 	uint32_t *heap = calloc(a->nruns, sizeof(*heap));
@@ -1325,12 +1372,12 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 	if (a->nruns == 0) {
 		a->final = 1;
 		a->st.groups_out = a->ngroups;
-		rc = write_sorted(a, w, err);
+		rc = write_sorted(a, &(sink){w, NULL}, err);
 	} else {
 		if (a->ngroups > 0 && spill(a, err) != 0)
 			return -1;
 		a->final = 1;
-		rc = merge_runs(a, w, err);
+		rc = merge_runs(a, &(sink){w, NULL}, err);
 	}
 	a->st.groups_out -= a->st.emptied;
 	/* Day roll-ups (count/rollup.h): the hourly container ends, the day
@@ -1346,8 +1393,135 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err)
 {
 	cnt_rollup_free(a->days);
+	a->zone = zone;
+	a->zone_ctx = ctx;
 	a->days = cnt_rollup_new(zone, ctx);
 	return a->days ? 0 : cnt_err_nomem(err);
+}
+
+/* ---- finishing two halves at once (cnt-count) ------------------------ */
+
+/* One half: sorted and encoded on a thread of its own, into q. */
+typedef struct half {
+	cnt_accum *a;
+	cnt_recq *q;
+	cnt_err err;
+	int rc;
+} half;
+
+static void *half_main(void *arg)
+{
+	half *h = arg;
+
+	h->a->final = 1;
+	h->a->st.groups_out = h->a->ngroups;
+	h->rc = write_sorted(h->a, &(sink){NULL, h->q}, &h->err);
+	cnt_recq_close(h->q, h->rc != 0);
+	return NULL;
+}
+
+/* The zone function of both halves' day roll-ups: the one they were
+ * asked for (cnt_accum_days), one call at a time, since the cache behind
+ * it is shared. */
+static const cnt_tz *zone_locked(void *ctx, cnt_slice tenant, cnt_err *err)
+{
+	cnt_accum *a = ctx;
+	const cnt_tz *tz;
+
+	pthread_mutex_lock(&a->zone_mu);
+	tz = a->zone(a->zone_ctx, tenant, err);
+	pthread_mutex_unlock(&a->zone_mu);
+	return tz;
+}
+
+/* Writes the two halves' records to w in canonical order as their
+ * threads produce them.  0, or -1 with err set (w's error; a half's
+ * error is theirs to report). */
+static int merge_halves(half *h, cnt_writer *w, cnt_err *err)
+{
+	const uint8_t *r[2];
+	size_t n[2];
+	int got[2];
+
+	got[0] = cnt_recq_next(h[0].q, &r[0], &n[0]);
+	got[1] = cnt_recq_next(h[1].q, &r[1], &n[1]);
+	/* a half that failed (-1) ends the merge: its error is reported */
+	while ((got[0] > 0 || got[1] > 0) && got[0] >= 0 && got[1] >= 0) {
+		/* disjoint keys: never equal */
+		int i = got[1] <= 0 ? 0 : got[0] <= 0 ? 1 : cnt_bucket_rec_cmp(r[0], n[0], r[1], n[1]) < 0 ? 0 : 1;
+
+		if (cnt_buf_append(cnt_writer_buf(w), r[i], n[i]) != 0)
+			return cnt_err_nomem(err);
+		if (cnt_writer_commit(w, err) != 0)
+			return -1;
+		got[i] = cnt_recq_next(h[i].q, &r[i], &n[i]);
+	}
+	return 0;
+}
+
+int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *err)
+{
+	half h[2] = {{.a = a}, {.a = b}};
+	pthread_t t[2];
+	int started = 0, rc = -1;
+
+	/* Spilled runs are merged from files, and a stale callback wants
+	 * the records in order: one accumulator, as before. */
+	if (a->nruns || b->nruns || a->stale_cb || b->stale_cb)
+		return cnt_accum_absorb(a, b, err) != 0 ? -1 : cnt_accum_finish(a, w, err);
+	if (a->days) {
+		cnt_rollup_free(a->days);
+		a->days = cnt_rollup_new(zone_locked, a);
+		cnt_rollup_free(b->days);
+		b->days = cnt_rollup_new(zone_locked, a);
+		if (a->days == NULL || b->days == NULL)
+			return cnt_err_nomem(err);
+	}
+	if ((h[0].q = cnt_recq_new(4, (size_t)1 << 20)) == NULL || (h[1].q = cnt_recq_new(4, (size_t)1 << 20)) == NULL) {
+		cnt_err_nomem(err);
+		goto out;
+	}
+	for (; started < 2; started++) {
+		int e = pthread_create(&t[started], NULL, half_main, &h[started]);
+
+		if (e != 0) {
+			if (e == ENOMEM || e == EAGAIN)
+				cnt_err_oom(err, "starting a thread");
+			else
+				cnt_err_set(err, "cannot start a thread: %s", strerror(e));
+			break;
+		}
+	}
+	if (started == 2)
+		rc = merge_halves(h, w, err);
+	/* a writer that failed, or a thread that never started: the others
+	 * stop at their next hand-over */
+	cnt_recq_stop(h[0].q);
+	cnt_recq_stop(h[1].q);
+	for (int i = 0; i < started; i++)
+		pthread_join(t[i], NULL);
+	/* a half's own error, unless the writer's stopped it */
+	for (int i = 0; i < 2 && rc == 0; i++)
+		if (h[i].rc != 0) {
+			*err = h[i].err;
+			rc = -1;
+		}
+	if (rc != 0)
+		goto out;
+	add_stats(&a->st, &b->st);
+	b->st = (cnt_accum_stats){0};
+	a->st.groups_out -= a->st.emptied;
+	if (a->days) {
+		cnt_rollup *days[2] = {a->days, b->days};
+
+		rc = cnt_rollup_write_merged(days, 2, w, err);
+		if (rc == 0)
+			a->st.day_records = cnt_rollup_records(a->days) + cnt_rollup_records(b->days);
+	}
+out:
+	cnt_recq_free(h[0].q);
+	cnt_recq_free(h[1].q);
+	return rc;
 }
 
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a)

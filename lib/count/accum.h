@@ -85,6 +85,16 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err);
  * Returns 0 or -1 with err set.  The accumulator is spent afterwards. */
 int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err);
 
+/* cnt_accum_finish() of two accumulators with no key in common (as
+ * cnt_accum_absorb() wants them), writing the same bytes as absorbing b
+ * into a and finishing a would: each half is sorted and encoded on a
+ * thread of its own while the calling thread merges their records into
+ * w (and then their day roll-ups, when cnt_accum_days() was called on
+ * a).  With spilled runs or a stale callback it does just that, absorb
+ * and finish.  Statistics end in a; both are spent.  0 or -1 with err
+ * set. */
+int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *err);
+
 /* Makes cnt_accum_finish() also write day roll-ups (count/rollup.h):
  * after the hourly records it finishes w (cnt_writer_finish, which then
  * does nothing when called again) and writes the day container to w's

@@ -441,8 +441,6 @@ static int run_threads(run *r, cnt_err *err)
 		*err = r->cerr;
 		rc = -1;
 	}
-	if (rc == 0)
-		rc = cnt_accum_absorb(r->acc[0], r->acc[1], err);
 out:
 	pthread_mutex_destroy(&r->mu);
 	pthread_cond_destroy(&r->cv);

@@ -32,8 +32,8 @@
  * (the calling thread and one more) then add the batch's first
  * occurrences to fu->acc and fu->acc2, each taking the members of one half
  * of the hash space (top bit of XXH3-64 of member_ref), so the two hold
- * no key in common; at the end acc2 is absorbed into acc
- * (cnt_accum_absorb), whose one cnt_accum_finish() writes the output.
+ * no key in common, and cnt_accum_finish_halves() writes them as one
+ * output, each half sorted and encoded on a thread of its own.
  * Batches are handed over in order through a ring of three, reused; every
  * call on the dedup table and the window stage is made in log order by
  * the reader, and each accumulator sees its events in log order: the
@@ -68,9 +68,10 @@ typedef struct cnt_fused {
 
 /* Runs the chain over the n inputs fds[i] (names[i] for messages and
  * rejects; the fds are not closed), in order, into fu's stages.
- * Afterwards everything counted is in fu->acc (acc2 is left empty), and
- * the caller finishes the filter, the window and the accumulator as the
- * tools do.  0, or -1 with err set (an input, a
+ * Afterwards everything counted is in fu->acc, and with two threads in
+ * fu->acc and fu->acc2 (halves with no key in common, for
+ * cnt_accum_finish_halves()); the caller finishes the filter, the window
+ * and the accumulators as the tools do.  0, or -1 with err set (an input, a
  * timezone, memory, a write, a spill); the callbacks run on the reader
  * thread with two threads. */
 int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_t n, cnt_err *err);

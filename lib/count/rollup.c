@@ -324,28 +324,67 @@ cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err)
 
 int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err)
 {
-	cnt_writer *w;
-	size_t from = 0;
+	return cnt_rollup_write_merged(&r, 1, hours, err);
+}
 
-	if (flush(r, err) != 0)
-		return -1;
+/* Record i of r's output: its bytes and length. */
+static const uint8_t *out_rec(const cnt_rollup *r, uint64_t i, size_t *n)
+{
+	size_t from = i ? r->ends[i - 1] : 0;
+
+	*n = r->ends[i] - from;
+	return r->out.p + from;
+}
+
+int cnt_rollup_write_merged(cnt_rollup *const *rs, size_t n, cnt_writer *hours, cnt_err *err)
+{
+	cnt_writer *w;
+	uint64_t *at = calloc(n + 1, sizeof(*at));
+
+	if (at == NULL)
+		return cnt_err_nomem(err);
+	for (size_t i = 0; i < n; i++)
+		if (flush(rs[i], err) != 0)
+			goto fail_at;
 	if ((w = cnt_rollup_day_writer(hours, err)) == NULL)
-		return -1;
-	for (uint64_t i = 0; i < r->n; i++) {
-		if (cnt_buf_append(cnt_writer_buf(w), r->out.p + from, r->ends[i] - from) != 0) {
+		goto fail_at;
+	for (;;) {
+		const uint8_t *rec = NULL;
+		size_t len = 0, from = n;
+
+		/* the smallest head (the builders' keys are disjoint) */
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *p;
+			size_t pn;
+
+			if (at[i] == rs[i]->n)
+				continue;
+			p = out_rec(rs[i], at[i], &pn);
+			if (rec == NULL || cnt_bucket_rec_cmp(p, pn, rec, len) < 0) {
+				rec = p;
+				len = pn;
+				from = i;
+			}
+		}
+		if (rec == NULL)
+			break;
+		at[from]++;
+		if (cnt_buf_append(cnt_writer_buf(w), rec, len) != 0) {
 			cnt_err_nomem(err);
 			goto fail;
 		}
-		from = r->ends[i];
 		if (cnt_writer_commit(w, err) != 0)
 			goto fail;
 	}
 	if (cnt_writer_finish(w, err) != 0)
 		goto fail;
 	cnt_writer_free(w);
+	free(at);
 	return 0;
 fail:
 	cnt_writer_free(w);
+fail_at:
+	free(at);
 	return -1;
 }
 

@@ -86,6 +86,10 @@ cnt_writer *cnt_bucket_writer_new(int fd, const char *name, cnt_codec_id codec, 
 
 /* Compares keys in the canonical order: <0, 0, >0. */
 int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b);
+/* The same order on two records as cnt_bucket_encode() wrote them,
+ * reading only their keys (merging encoded records).  A record too short
+ * for its key sorts first (the encoder never writes one). */
+int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 
 /* Whether an exact sum fits a signed 64-bit long. */
 static inline int cnt_i128_fits64(cnt_i128 v)
