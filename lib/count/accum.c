@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -19,19 +21,38 @@
 
 enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
 
+/* A group's aggregates, laid out for the cache: the first line holds
+ * the key and what every on-time event of an exact counter changes, the
+ * second the rest of what an on-time event touches, the third what only
+ * late, approx and compensating events do.  Groups are 64-byte aligned
+ * (groups_grow), so a group is three lines and an event touches two. */
 typedef struct agg {
+	/* line 0 */
 	uint32_t stream, member;
 	uint32_t dim;            /* 0: the member's total; else dimension pair id + 1 */
 	int32_t shard;
 	uint32_t flags;
-	int64_t bucket_start, bucket_end;
-	int64_t count, min, max, last_event_time, max_ingest_time, late_count;
-	int64_t nlast, ningest;  /* multiplicities of last_event_time, max_ingest_time */
-	cnt_i128 sum, late_sum;
-	int64_t sampled;         /* approx: on-time events read (bucket.h) */
+	int64_t bucket_start;
+	int64_t count;
+	int64_t max_ingest_time, ningest;  /* ningest: its multiplicity */
+	int64_t last_event_time;
+	/* line 1 */
+	int64_t nlast;           /* multiplicity of last_event_time */
+	int64_t min;
+	cnt_i128 sum;
+	int64_t max;
+	cnt_hll *sketch;
+	int64_t bucket_end;
+	int64_t late_count;
+	/* line 2 */
+	cnt_i128 late_sum;
 	cnt_i128 sum_var;        /* approx: variance estimate of sum, wrapping */
-	cnt_hll *sketch, *late_sketch;
-} agg;
+	int64_t sampled;         /* approx: on-time events read (bucket.h) */
+	cnt_hll *late_sketch;
+} __attribute__((aligned(64))) agg;
+
+_Static_assert(sizeof(agg) == 192 && offsetof(agg, nlast) == 64 && offsetof(agg, late_sum) == 128,
+	"a group is three cache lines, the hot fields in the first two");
 
 /* Hash-table slots carry what a lookup compares, so that a probe touches
  * one cache line, not the entry it points to (see cnt_accum_add_events). */
@@ -145,6 +166,44 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	return a;
 }
 
+/* The groups' memory: 64-byte aligned, so that a group is three whole
+ * lines; from 1 MiB on mapped, and grown by mremap without a copy. */
+#define GROUPS_MAP ((size_t)1 << 20)
+
+static void groups_free(agg *p, size_t cap)
+{
+	if (p == NULL)
+		return;
+	if (cap * sizeof(agg) >= GROUPS_MAP)
+		munmap(p, cap * sizeof(agg));
+	else
+		free(p);
+}
+
+/* old (of oldcap groups) grown to cap, contents kept; NULL when out of
+ * memory (old is then untouched). */
+static agg *groups_grow(agg *old, size_t oldcap, size_t cap)
+{
+	size_t ob = oldcap * sizeof(agg), nb = cap * sizeof(agg);
+	void *p;
+
+	if (nb >= GROUPS_MAP) {
+		if (ob >= GROUPS_MAP) {
+			p = mremap(old, ob, nb, MREMAP_MAYMOVE);
+			return p == MAP_FAILED ? NULL : p;
+		}
+		p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+	} else if (posix_memalign(&p, 64, nb) != 0) {
+		return NULL;
+	}
+	if (ob)
+		memcpy(p, old, ob);
+	groups_free(old, oldcap);
+	return p;
+}
+
 static void release_sketches(agg *g)
 {
 	if (g->sketch) {
@@ -191,7 +250,7 @@ void cnt_accum_free(cnt_accum *a)
 	free(a->moff);
 	free(a->mlen);
 	free(a->mslots);
-	free(a->groups);
+	groups_free(a->groups, a->cgroups);
 	free(a->gslots);
 	free(a->tmpdir);
 	pthread_mutex_destroy(&a->zone_mu);
@@ -432,7 +491,7 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 	}
 	if (a->ngroups == a->cgroups) {
 		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
-		agg *v = realloc(a->groups, c * sizeof(*v));
+		agg *v = groups_grow(a->groups, a->cgroups, c);
 
 		if (v == NULL)
 			return -1;
@@ -462,7 +521,8 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 
 /* Adds item to *hp, made at precision p (the event's version's) when
  * NULL: one group is one counter version, so one precision. */
-static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item, int p)
+/* Adds an item, by its hash (cnt_hll_hash), to *hp, made when NULL. */
+static int sketch_add(cnt_accum *a, cnt_hll **hp, uint64_t item_hash, int p)
 {
 	size_t before;
 
@@ -474,7 +534,7 @@ static int sketch_add(cnt_accum *a, cnt_hll **hp, cnt_slice item, int p)
 		a->sketch_bytes += sizeof(cnt_hll);
 	}
 	before = cnt_hll_heap_bytes(*hp);
-	if (cnt_hll_add(*hp, item.p, item.n) != 0)
+	if (cnt_hll_add_hash(*hp, item_hash) != 0)
 		return -1;
 	a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
 	return 0;
@@ -599,8 +659,9 @@ static void add_sampled(agg *g, const cnt_windowed *w, int sign)
 }
 
 /* total: g is the member's total (else a breakdown record, whose events
- * are already counted in the statistics). */
-static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_err *err)
+ * are already counted in the statistics); ih: the hash of the event's
+ * item, when it has one (cnt_hll_hash). */
+static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, uint64_t ih, cnt_err *err)
 {
 	const cnt_event *e = &w->ev;
 	/* the event's weight: 1, or 2^L for an approx counter's sample */
@@ -645,7 +706,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 			a->st.late_events++;
 		g->late_count += wt;
 		g->late_sum += dw;
-		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, e->item, w->hll_precision) != 0)
+		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, ih, w->hll_precision) != 0)
 			return cnt_err_nomem(err);
 		return 0;
 	}
@@ -663,14 +724,14 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, cnt_e
 	if (!(g->flags & AGG_MAX) || e->delta > g->max)
 		g->max = e->delta;
 	g->flags |= AGG_MIN | AGG_MAX;
-	if (e->item.p && sketch_add(a, &g->sketch, e->item, w->hll_precision) != 0)
+	if (e->item.p && sketch_add(a, &g->sketch, ih, w->hll_precision) != 0)
 		return cnt_err_nomem(err);
 	return 0;
 }
 
 /* Adds w to the breakdown record of each of its dimensions (sid, mid: its
  * stream and member). */
-static int add_dims(cnt_accum *a, const cnt_windowed *w, uint32_t sid, uint32_t mid, cnt_err *err)
+static int add_dims(cnt_accum *a, const cnt_windowed *w, uint32_t sid, uint32_t mid, uint64_t ih, cnt_err *err)
 {
 	for (size_t d = 0; d < w->ndims; d++) {
 		uint32_t did;
@@ -682,26 +743,35 @@ static int add_dims(cnt_accum *a, const cnt_windowed *w, uint32_t sid, uint32_t 
 			group_hash_of(sid, mid, did, w->bucket_start, w->shard));
 		if (gi < 0)
 			return cnt_err_nomem(err);
-		if (add_one(a, &a->groups[gi], w, 0, err) != 0)
+		if (add_one(a, &a->groups[gi], w, 0, ih, err) != 0)
 			return -1;
 	}
 	return 0;
 }
 
+/* Whether w adds its item to a sketch of its group (add_one). */
+static int sketches(const cnt_windowed *w)
+{
+	return w->ev.item.p != NULL && !w->exact && w->ev.retracts.p == NULL;
+}
+
 /* Events are added in batches, one phase at a time over the batch, each
  * phase prefetching what the next will touch: the member slot, the
- * member's bytes, the group slot, the group.  At a few million groups
- * every one of those is a cache miss, and this way they overlap. */
-int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err)
+ * member's bytes, the group slot, the group's two lines an event
+ * touches, and for an item its sketch, then the place in the sketch
+ * that the item changes.  At a few million groups every one of those is
+ * a cache miss, and this way they overlap. */
+int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt_err *err)
 {
 	uint32_t sid[CNT_ACCUM_BATCH], mid[CNT_ACCUM_BATCH];
-	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH];
+	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH], ih[CNT_ACCUM_BATCH];
 	ssize_t gi[CNT_ACCUM_BATCH];
+	int any_item = 0;
 
 	if (n > CNT_ACCUM_BATCH)
 		return cnt_err_set(err, "internal: batch of %zu events", n);
 	for (size_t i = 0; i < n; i++) {
-		const cnt_event *e = &w[i].ev;
+		const cnt_event *e = &w[i]->ev;
 
 		if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i]) != 0)
 			return cnt_err_nomem(err);
@@ -715,22 +785,59 @@ int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err 
 			__builtin_prefetch(a->mdata.p + sl->off);
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (member_of(a, w[i].ev.member_ref, mh[i], &mid[i]) != 0)
+		if (member_of(a, w[i]->ev.member_ref, mh[i], &mid[i]) != 0)
 			return cnt_err_nomem(err);
-		gh[i] = group_hash_of(sid[i], mid[i], 0, w[i].bucket_start, w[i].shard);
+		gh[i] = group_hash_of(sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard);
 		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
 	}
 	for (size_t i = 0; i < n; i++) {
-		gi[i] = group_of(a, sid[i], mid[i], 0, w[i].bucket_start, w[i].shard, w[i].bucket_end, gh[i]);
+		gi[i] = group_of(a, sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard, w[i]->bucket_end, gh[i]);
 		if (gi[i] < 0)
 			return cnt_err_nomem(err);
 		__builtin_prefetch(&a->groups[gi[i]]);
+		__builtin_prefetch((const char *)&a->groups[gi[i]] + 64);
 	}
+	for (size_t i = 0; i < n; i++) {
+		const cnt_event *e = &w[i]->ev;
+
+		ih[i] = 0;
+		if (e->item.p == NULL)
+			continue;
+		ih[i] = cnt_hll_hash(e->item.p, e->item.n);
+		if (sketches(w[i])) {
+			const agg *g = &a->groups[gi[i]];
+			const cnt_hll *h = w[i]->late ? g->late_sketch : g->sketch;
+
+			any_item = 1;
+			if (h)
+				__builtin_prefetch(h);
+		}
+	}
+	if (any_item)
+		for (size_t i = 0; i < n; i++)
+			if (sketches(w[i])) {
+				const agg *g = &a->groups[gi[i]];
+				const cnt_hll *h = w[i]->late ? g->late_sketch : g->sketch;
+
+				if (h)
+					cnt_hll_prefetch(h, ih[i]);
+			}
 	for (size_t i = 0; i < n; i++)
-		if (add_one(a, &a->groups[gi[i]], &w[i], 1, err) != 0 ||
-		    (w[i].ndims > 0 && add_dims(a, &w[i], sid[i], mid[i], err) != 0))
+		if (add_one(a, &a->groups[gi[i]], w[i], 1, ih[i], err) != 0 ||
+		    (w[i]->ndims > 0 && add_dims(a, w[i], sid[i], mid[i], ih[i], err) != 0))
 			return -1;
 	return check_memory(a, err);
+}
+
+int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err)
+{
+	const cnt_windowed *refs[CNT_ACCUM_BATCH];
+
+	if (n > CNT_ACCUM_BATCH)
+		return cnt_err_set(err, "internal: batch of %zu events", n);
+	for (size_t i = 0; i < n; i++)
+		refs[i] = &w[i];
+	return cnt_accum_add_refs(a, refs, n, err);
 }
 
 int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err)
@@ -1119,6 +1226,7 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 
 			__builtin_prefetch(ahead);
 			__builtin_prefetch((const char *)ahead + 64);
+			__builtin_prefetch((const char *)ahead + 128);
 		}
 
 		if (g->dim)
@@ -1147,7 +1255,7 @@ out:
 static int reset_groups(cnt_accum *a)
 {
 	free_sketches(a);
-	free(a->groups);
+	groups_free(a->groups, a->cgroups);
 	a->groups = NULL;
 	a->ngroups = a->cgroups = 0;
 	free(a->moff);

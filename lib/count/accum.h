@@ -72,6 +72,8 @@ int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
  * valid during the call; faster than one at a time.  0 or -1. */
 #define CNT_ACCUM_BATCH 32
 int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err);
+/* The same, given pointers to the events (n <= CNT_ACCUM_BATCH). */
+int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt_err *err);
 /* Adds one bucket record (merging bucket files).  0 or -1. */
 int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
 /* Moves everything b holds (groups, spilled runs, statistics) into a,

@@ -13,6 +13,7 @@
 #include "avro/encoding.h"
 
 #define BATCH_EVENTS 2048
+_Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define BATCH_BYTES ((size_t)1 << 20)
 #define BATCH_ATTRS 4096
 #define QUEUE 3
@@ -32,6 +33,9 @@ typedef struct slot {
 typedef struct batch {
 	slot *s;
 	size_t n;
+	/* once judged: the first occurrences of each accumulator, in order */
+	uint16_t *mine[2];
+	size_t nmine[2];
 	uint8_t *bytes;             /* fixed while the batch fills: slices point in */
 	size_t blen, bcap;
 	cnt_slice *attrs;
@@ -62,6 +66,7 @@ static void batch_release(batch *b)
 	free(b->s);
 	free(b->bytes);
 	free(b->attrs);
+	free(b->mine[0]);
 }
 
 static int batch_init(batch *b, cnt_err *err)
@@ -70,9 +75,11 @@ static int batch_init(batch *b, cnt_err *err)
 	b->s = malloc(BATCH_EVENTS * sizeof(*b->s));
 	b->bytes = malloc(BATCH_BYTES);
 	b->attrs = malloc(BATCH_ATTRS * sizeof(*b->attrs));
+	b->mine[0] = malloc(2 * BATCH_EVENTS * sizeof(*b->mine[0]));
+	b->mine[1] = b->mine[0] ? b->mine[0] + BATCH_EVENTS : NULL;
 	b->bcap = BATCH_BYTES;
 	b->acap = BATCH_ATTRS;
-	if (b->s == NULL || b->bytes == NULL || b->attrs == NULL) {
+	if (b->s == NULL || b->bytes == NULL || b->attrs == NULL || b->mine[0] == NULL) {
 		batch_release(b);
 		memset(b, 0, sizeof(*b));
 		return cnt_err_oom(err, "the batches of cnt-count");
@@ -171,9 +178,10 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 /* Judges the events of a full b in log order: a duplicate is written to
  * the duplicates and marked; a first occurrence is attributed, counted
  * by the window stage and given the accumulator of its member (of
- * `parts`).  0 or -1 with err set. */
+ * `parts`), on that accumulator's list.  0 or -1 with err set. */
 static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 {
+	b->nmine[0] = b->nmine[1] = 0;
 	for (size_t i = 0; i < b->n; i++) {
 		slot *s = &b->s[i];
 		cnt_count_reject why;
@@ -195,6 +203,7 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
 			return -1;
 		s->part = parts == 1 ? 0 : (int)(XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n) >> 63);
+		b->mine[s->part][b->nmine[s->part]++] = (uint16_t)i;
 	}
 	return 0;
 }
@@ -203,27 +212,25 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
  * 0 or -1 with err set. */
 static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
 {
-	cnt_windowed pend[CNT_ACCUM_BATCH];
+	const cnt_windowed *pend[CNT_ACCUM_BATCH];
 	size_t np = 0;
 
-	for (size_t i = 0; i < b->n; i++) {
-		const slot *s = &b->s[i];
-
-		if (s->part != k)
-			continue;
-		pend[np++] = s->wv;
+	/* only this side's events: the other's slots are not touched */
+	for (size_t j = 0; j < b->nmine[k]; j++) {
+		pend[np++] = &b->s[b->mine[k][j]].wv;
 		if (np == CNT_ACCUM_BATCH) {
-			if (cnt_accum_add_events(acc, pend, np, err) != 0)
+			if (cnt_accum_add_refs(acc, pend, np, err) != 0)
 				return -1;
 			np = 0;
 		}
 	}
-	return np > 0 ? cnt_accum_add_events(acc, pend, np, err) : 0;
+	return np > 0 ? cnt_accum_add_refs(acc, pend, np, err) : 0;
 }
 
 static void empty(batch *b)
 {
 	b->n = 0;
+	b->nmine[0] = b->nmine[1] = 0;
 	b->blen = 0;
 	b->alen = 0;
 }

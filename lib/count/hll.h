@@ -85,6 +85,18 @@ int cnt_hll_fold(cnt_hll *h, int q);
 /* Adds one hashed item.  Returns 0, or -1 when out of memory (h then still
  * holds everything added before). */
 int cnt_hll_add_hash(cnt_hll *h, uint64_t hash);
+/* Asks the cache for the memory that cnt_hll_add_hash(h, hash) will
+ * change (adding many items to many sketches, with the sketches
+ * themselves fetched first). */
+static inline void cnt_hll_prefetch(const cnt_hll *h, uint64_t hash)
+{
+	int p = h->p ? h->p : CNT_HLL_P;
+
+	if (h->regs)
+		__builtin_prefetch(&h->regs[hash >> (64 - p)]);
+	else if (h->sparse)
+		__builtin_prefetch(&h->sparse[h->n]);
+}
 /* cnt_hll_add_hash(h, cnt_hll_hash(p, n)). */
 int cnt_hll_add(cnt_hll *h, const void *p, size_t n);
 
