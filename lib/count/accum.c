@@ -190,11 +190,19 @@ static agg *groups_grow(agg *old, size_t oldcap, size_t cap)
 	if (nb >= GROUPS_MAP) {
 		if (ob >= GROUPS_MAP) {
 			p = mremap(old, ob, nb, MREMAP_MAYMOVE);
-			return p == MAP_FAILED ? NULL : p;
+			if (p == MAP_FAILED)
+				return NULL;
+#ifdef MADV_HUGEPAGE
+			madvise(p, nb, MADV_HUGEPAGE);
+#endif
+			return p;
 		}
 		p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
+#ifdef MADV_HUGEPAGE
+		madvise(p, nb, MADV_HUGEPAGE);
+#endif
 	} else if (posix_memalign(&p, 64, nb) != 0) {
 		return NULL;
 	}
