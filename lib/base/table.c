@@ -4,15 +4,15 @@
 #include "base/table.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
-void *cnt_table_alloc(size_t bytes)
-{
-	void *p;
+#define MAPPED ((size_t)4 << 20)
 
-	if (bytes < (4u << 20))
-		return calloc(1, bytes);
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
 	if (p == MAP_FAILED)
 		return NULL;
 #ifdef MADV_HUGEPAGE
@@ -21,12 +21,45 @@ void *cnt_table_alloc(size_t bytes)
 	return p;
 }
 
+void *cnt_table_alloc(size_t bytes)
+{
+	void *p;
+
+	if (bytes >= MAPPED)
+		return map(bytes);
+	if (posix_memalign(&p, 64, bytes ? bytes : 64) != 0)
+		return NULL;
+	memset(p, 0, bytes);
+	return p;
+}
+
+void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
+{
+	void *n;
+
+	if (old_bytes >= MAPPED && bytes >= MAPPED) {
+		n = mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
+		if (n == MAP_FAILED)
+			return NULL;
+#ifdef MADV_HUGEPAGE
+		madvise(n, bytes, MADV_HUGEPAGE);
+#endif
+		return n;
+	}
+	if ((n = cnt_table_alloc(bytes)) == NULL)
+		return NULL;
+	if (p != NULL)
+		memcpy(n, p, old_bytes < bytes ? old_bytes : bytes);
+	cnt_table_free(p, old_bytes);
+	return n;
+}
+
 void cnt_table_free(void *p, size_t bytes)
 {
 	if (p == NULL)
 		return;
-	if (bytes < (4u << 20))
-		free(p);
-	else
+	if (bytes >= MAPPED)
 		munmap(p, bytes);
+	else
+		free(p);
 }

@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 #include <xxhash.h>
 
 #include "base/recq.h"
+#include "base/table.h"
 #include "count/rollup.h"
 
 enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
@@ -25,7 +25,7 @@ enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
  * the key and what every on-time event of an exact counter changes, the
  * second the rest of what an on-time event touches, the third what only
  * late, approx and compensating events do.  Groups are 64-byte aligned
- * (groups_grow), so a group is three lines and an event touches two. */
+ * (cnt_table_grow), so a group is three lines and an event touches two. */
 typedef struct agg {
 	/* line 0 */
 	uint32_t stream, member;
@@ -166,52 +166,6 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	return a;
 }
 
-/* The groups' memory: 64-byte aligned, so that a group is three whole
- * lines; from 1 MiB on mapped, and grown by mremap without a copy. */
-#define GROUPS_MAP ((size_t)1 << 20)
-
-static void groups_free(agg *p, size_t cap)
-{
-	if (p == NULL)
-		return;
-	if (cap * sizeof(agg) >= GROUPS_MAP)
-		munmap(p, cap * sizeof(agg));
-	else
-		free(p);
-}
-
-/* old (of oldcap groups) grown to cap, contents kept; NULL when out of
- * memory (old is then untouched). */
-static agg *groups_grow(agg *old, size_t oldcap, size_t cap)
-{
-	size_t ob = oldcap * sizeof(agg), nb = cap * sizeof(agg);
-	void *p;
-
-	if (nb >= GROUPS_MAP) {
-		if (ob >= GROUPS_MAP) {
-			p = mremap(old, ob, nb, MREMAP_MAYMOVE);
-			if (p == MAP_FAILED)
-				return NULL;
-#ifdef MADV_HUGEPAGE
-			madvise(p, nb, MADV_HUGEPAGE);
-#endif
-			return p;
-		}
-		p = mmap(NULL, nb, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
-#ifdef MADV_HUGEPAGE
-		madvise(p, nb, MADV_HUGEPAGE);
-#endif
-	} else if (posix_memalign(&p, 64, nb) != 0) {
-		return NULL;
-	}
-	if (ob)
-		memcpy(p, old, ob);
-	groups_free(old, oldcap);
-	return p;
-}
-
 static void release_sketches(agg *g)
 {
 	if (g->sketch) {
@@ -258,7 +212,7 @@ void cnt_accum_free(cnt_accum *a)
 	free(a->moff);
 	free(a->mlen);
 	free(a->mslots);
-	groups_free(a->groups, a->cgroups);
+	cnt_table_free(a->groups, a->cgroups * sizeof(agg));
 	free(a->gslots);
 	free(a->tmpdir);
 	pthread_mutex_destroy(&a->zone_mu);
@@ -499,7 +453,9 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 	}
 	if (a->ngroups == a->cgroups) {
 		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
-		agg *v = groups_grow(a->groups, a->cgroups, c);
+		/* aligned (a group is three whole lines), remapped
+		 * rather than copied when large (base/table.h) */
+		agg *v = cnt_table_grow(a->groups, a->cgroups * sizeof(agg), c * sizeof(agg));
 
 		if (v == NULL)
 			return -1;
@@ -1263,7 +1219,7 @@ out:
 static int reset_groups(cnt_accum *a)
 {
 	free_sketches(a);
-	groups_free(a->groups, a->cgroups);
+	cnt_table_free(a->groups, a->cgroups * sizeof(agg));
 	a->groups = NULL;
 	a->ngroups = a->cgroups = 0;
 	free(a->moff);

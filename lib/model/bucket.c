@@ -122,55 +122,6 @@ int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b)
 	return 0;
 }
 
-/* The key of an encoded record: its strings and numbers in schema order. */
-typedef struct enckey {
-	cnt_slice s[6];       /* tenant, counter, (unused), member, dim, dim_value */
-	int64_t version, start, shard;
-} enckey;
-
-static int enc_str(cnt_cur *c, cnt_slice *s)
-{
-	const uint8_t *p;
-	size_t n;
-
-	if (cnt_bin_read_bytes(c, &p, &n) != 0)
-		return -1;
-	s->p = (const char *)p;
-	s->n = n;
-	return 0;
-}
-
-static int enc_key(const uint8_t *p, size_t n, enckey *k)
-{
-	cnt_cur c = {p, p + n};
-	int64_t end;
-
-	return enc_str(&c, &k->s[0]) | enc_str(&c, &k->s[1]) | cnt_bin_read_long(&c, &k->version) |
-		enc_str(&c, &k->s[3]) | enc_str(&c, &k->s[4]) | enc_str(&c, &k->s[5]) |
-		cnt_bin_read_long(&c, &k->start) | cnt_bin_read_long(&c, &end) | cnt_bin_read_long(&c, &k->shard);
-}
-
-int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
-{
-	enckey x, y;
-	int bada = enc_key(a, an, &x) != 0, badb = enc_key(b, bn, &y) != 0, d;
-
-	if (bada || badb)
-		return badb - bada;
-	if ((d = slice_cmp(x.s[0], y.s[0])) != 0 || (d = slice_cmp(x.s[1], y.s[1])) != 0)
-		return d;
-	if (x.version != y.version)
-		return x.version < y.version ? -1 : 1;
-	for (int i = 3; i < 6; i++)
-		if ((d = slice_cmp(x.s[i], y.s[i])) != 0)
-			return d;
-	if (x.start != y.start)
-		return x.start < y.start ? -1 : 1;
-	if (x.shard != y.shard)
-		return x.shard < y.shard ? -1 : 1;
-	return 0;
-}
-
 /* ---- reading -------------------------------------------------------- */
 
 int cnt_bucket_in_open(cnt_bucket_in *in, int fd, const char *name, const cnt_limits *lim, cnt_err *err)
@@ -202,6 +153,31 @@ static int get_str(cnt_cur *c, cnt_slice *s)
 	s->p = (const char *)p;
 	s->n = n;
 	return 0;
+}
+
+/* The key fields of an encoded record (cnt_bucket_encode's order). */
+static int get_key(const uint8_t *p, size_t n, cnt_bucket *k)
+{
+	cnt_cur c = {p, p + n};
+	int64_t version, end, shard;
+
+	if (get_str(&c, &k->tenant_id) || get_str(&c, &k->counter_id) || cnt_bin_read_long(&c, &version) ||
+	    get_str(&c, &k->member_ref) || get_str(&c, &k->dim) || get_str(&c, &k->dim_value) ||
+	    cnt_bin_read_long(&c, &k->bucket_start) || cnt_bin_read_long(&c, &end) || cnt_bin_read_long(&c, &shard))
+		return -1;
+	k->counter_version = (int32_t)version;
+	k->shard = (int32_t)shard;
+	return 0;
+}
+
+int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+	cnt_bucket x, y;
+	int bada = get_key(a, an, &x) != 0, badb = get_key(b, bn, &y) != 0;
+
+	if (bada || badb)
+		return badb - bada;
+	return cnt_bucket_key_cmp(&x, &y);
 }
 
 static int get_sum(cnt_cur *c, cnt_i128 *v)

@@ -5,7 +5,8 @@
  * - encode / decode round trip through a real bucket file, with 128-bit
  *   sums at every boundary (INT64_MIN - 1 .. INT64_MAX + 1, 2^64, +-2^127);
  * - the canonical key order: each key field in turn, strings by unsigned
- *   bytes with the shorter first on a tie, numbers signed;
+ *   bytes with the shorter first on a tie, numbers signed; the same order
+ *   on encoded records (cnt_bucket_rec_cmp, merging cnt-count's halves);
  * - cnt_bucket_to_json prints 128-bit sums as exact decimals;
  * - merging is commutative, associative, equal with and without spills,
  *   and idempotent for sketches (the bytes of A+B, B+A, (A+B)+C, A+(B+C),
@@ -242,6 +243,7 @@ static void test_key_order(void)
 {
 	cnt_bucket a = base(), b = base();
 	/* each case: a < b */
+	cnt_buf ea = CNT_BUF_INIT, eb = CNT_BUF_INIT;
 	struct { const char *at, *bt, *ac, *bc, *am, *bm; int32_t av, bv; int64_t as, bs; int32_t ash, bsh; } c[] = {
 		{"a", "b", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},        /* tenant first */
 		{"a", "aa", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},       /* shorter first on a tie */
@@ -273,7 +275,31 @@ static void test_key_order(void)
 		CHECK(cnt_bucket_key_cmp(&a, &b) < 0);
 		CHECK(cnt_bucket_key_cmp(&b, &a) > 0);
 		CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &a), 0);
+		/* encoded: the same order */
+		ea.len = eb.len = 0;
+		CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
+		CHECK(cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
+		CHECK(cnt_bucket_rec_cmp(eb.p, eb.len, ea.p, ea.len) > 0);
+		CHECK_EQ_INT(cnt_bucket_rec_cmp(ea.p, ea.len, ea.p, ea.len), 0);
 	}
+	/* dimension, then its value, between member and bucket */
+	a = base();
+	b = base();
+	a.dim = S("country");
+	b.dim = S("device");
+	a.bucket_start = b.bucket_start + 1;
+	ea.len = eb.len = 0;
+	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
+	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
+	b.dim = S("country");
+	a.dim_value = S("DE");
+	b.dim_value = S("FR");
+	ea.len = eb.len = 0;
+	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
+	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
+	/* a record cut inside its key sorts first */
+	CHECK(cnt_bucket_rec_cmp(ea.p, 3, eb.p, eb.len) < 0);
+	CHECK(cnt_bucket_rec_cmp(eb.p, eb.len, ea.p, 3) > 0);
 	/* bucket_end and values are not part of the key */
 	a = base();
 	b = base();
@@ -281,6 +307,11 @@ static void test_key_order(void)
 	b.count = 99;
 	CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &b), 0);
 	CHECK(cnt_bucket_values_differ(&a, &b, 0) != 0);
+	ea.len = eb.len = 0;
+	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
+	CHECK_EQ_INT(cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len), 0);
+	cnt_buf_release(&ea);
+	cnt_buf_release(&eb);
 }
 
 static void test_to_json(void)
