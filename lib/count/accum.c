@@ -1122,7 +1122,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, sink_buf(w)) != 0)
 		return cnt_err_nomem(err);
-	if (a->final && a->days && cnt_rollup_add(a->days, &b, err) != 0)
+	if (a->final && a->days && cnt_rollup_add_hll(a->days, &b, g->sketch, g->late_sketch, err) != 0)
 		return -1;
 	return sink_commit(w, err);
 }

@@ -147,6 +147,20 @@ static int merge_sketch(cnt_hll **hp, cnt_slice bytes, cnt_err *err)
 	return rc != 0 ? cnt_err_nomem(err) : 0;
 }
 
+/* merge_sketch() of a sketch in memory (NULL: none) */
+static int merge_hll(cnt_hll **hp, const cnt_hll *src, cnt_err *err)
+{
+	if (src == NULL)
+		return 0;
+	if (*hp == NULL) {
+		*hp = malloc(sizeof(cnt_hll));
+		if (*hp == NULL)
+			return cnt_err_nomem(err);
+		cnt_hll_init_p(*hp, cnt_hll_precision(src));
+	}
+	return cnt_hll_merge(*hp, src) != 0 ? cnt_err_nomem(err) : 0;
+}
+
 static int emit(cnt_rollup *r, const dayagg *d, cnt_err *err)
 {
 	cnt_bucket b = d->b;
@@ -229,7 +243,8 @@ int cnt_rollup_is_day(const cnt_tz *tz, int64_t start, int64_t end)
 	return w.start_ms == start && w.end_ms == end;
 }
 
-int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err)
+/* hll: the record's sketches are sk and lsk (in memory), not b's bytes */
+static int add(cnt_rollup *r, const cnt_bucket *b, int hll, const cnt_hll *sk, const cnt_hll *lsk, cnt_err *err)
 {
 	dayagg *d = NULL;
 
@@ -299,9 +314,22 @@ int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err)
 	d->b.late_sum += b->late_sum;
 	d->b.sampled += b->sampled;
 	d->b.sum_var = (cnt_i128)((unsigned __int128)d->b.sum_var + (unsigned __int128)b->sum_var);
+	if (hll)
+		return merge_hll(&d->sketch, sk, err) != 0 || merge_hll(&d->late_sketch, lsk, err) != 0 ? -1 : 0;
 	if (merge_sketch(&d->sketch, b->sketch, err) != 0 || merge_sketch(&d->late_sketch, b->late_sketch, err) != 0)
 		return -1;
 	return 0;
+}
+
+int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err)
+{
+	return add(r, b, 0, NULL, NULL, err);
+}
+
+int cnt_rollup_add_hll(cnt_rollup *r, const cnt_bucket *b, const cnt_hll *sketch, const cnt_hll *late_sketch,
+	cnt_err *err)
+{
+	return add(r, b, 1, sketch, late_sketch, err);
 }
 
 cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err)

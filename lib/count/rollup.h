@@ -51,6 +51,13 @@ void cnt_rollup_free(cnt_rollup *r);
  * written to the hourly container).  0, or -1 with err set (unknown zone,
  * an hour not within one local day, a bad sketch, out of memory). */
 int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err);
+/* The same for a record whose sketches are at hand in memory (NULL:
+ * none), as the accumulator writing it has them: b's sketch bytes are
+ * not read, and the day records' bytes are the same (merging is
+ * canonical, count/hll.h). */
+struct cnt_hll;
+int cnt_rollup_add_hll(cnt_rollup *r, const cnt_bucket *b, const struct cnt_hll *sketch,
+	const struct cnt_hll *late_sketch, cnt_err *err);
 
 /* Finishes hours, the writer of the hourly container (cnt_writer_finish,
  * which does nothing when called again), and makes the writer of the day

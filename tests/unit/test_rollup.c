@@ -10,7 +10,10 @@
  *   on the same descriptor; hourly readers skip it, day readers skip hours;
  * - cnt_rollup_seek_days finds the day container by the framing alone,
  *   says 0 without one (and for a pipe), and fails on corrupt framing;
- * - cnt_rollup_kind refuses an unknown roll-up kind.
+ * - cnt_rollup_kind refuses an unknown roll-up kind;
+ * - sketches merged from a record's bytes (cnt_rollup_add) and from the
+ *   sketches in memory (cnt_rollup_add_hll, as the accumulator does) give
+ *   the same day container, sparse and dense, late ones too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "count/hll.h"
 #include "count/rollup.h"
 #include "unit.h"
 
@@ -165,6 +169,84 @@ static void test_union(void)
 	cnt_rollup_free(r);
 }
 
+/* The day container of hs (n, with sketches sk and late ones lsk, each
+ * NULL or in memory), rolled up from the records' bytes or (hll) from
+ * the sketches; *len its length. */
+static uint8_t *days_of(cnt_bucket *hs, cnt_hll **sk, cnt_hll **lsk, size_t n, int hll, long *len)
+{
+	cnt_rollup *r = cnt_rollup_new(zone, NULL);
+	cnt_buf bytes[16][2];
+	FILE *f = tmpfile();
+	cnt_err err;
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_NULL, -1, &err);
+	uint8_t *p;
+
+	CHECK(r && w && n <= 16);
+	for (size_t i = 0; i < n; i++) {
+		bytes[i][0] = bytes[i][1] = (cnt_buf)CNT_BUF_INIT;
+		if (sk[i] && cnt_hll_serialize(sk[i], &bytes[i][0]) == 0) {
+			hs[i].sketch.p = (const char *)bytes[i][0].p;
+			hs[i].sketch.n = bytes[i][0].len;
+		}
+		if (lsk[i] && cnt_hll_serialize(lsk[i], &bytes[i][1]) == 0) {
+			hs[i].late_sketch.p = (const char *)bytes[i][1].p;
+			hs[i].late_sketch.n = bytes[i][1].len;
+		}
+		CHECK(cnt_bucket_encode(&hs[i], cnt_writer_buf(w)) == 0 && cnt_writer_commit(w, &err) == 0);
+		CHECK((hll ? cnt_rollup_add_hll(r, &hs[i], sk[i], lsk[i], &err) : cnt_rollup_add(r, &hs[i], &err)) == 0);
+	}
+	CHECK(cnt_rollup_write(r, w, &err) == 0);
+	cnt_writer_free(w);
+	cnt_rollup_free(r);
+	for (size_t i = 0; i < n; i++) {
+		cnt_buf_release(&bytes[i][0]);
+		cnt_buf_release(&bytes[i][1]);
+		hs[i].sketch.p = hs[i].late_sketch.p = NULL;
+		hs[i].sketch.n = hs[i].late_sketch.n = 0;
+	}
+	*len = ftell(f);
+	p = malloc((size_t)*len + 1);
+	CHECK(p && pread(fileno(f), p, (size_t)*len, 0) == *len);
+	fclose(f);
+	return p;
+}
+
+static void test_sketches_from_memory(void)
+{
+	cnt_bucket hs[4];
+	cnt_hll *sk[4] = {NULL}, *lsk[4] = {NULL}, h[4], lh;
+	uint8_t *a, *b;
+	long na, nb;
+
+	hs[0] = hour("a", DAY0, 0, 2, 10);
+	hs[1] = hour("a", DAY0 + H, 0, 2, 10);
+	hs[2] = hour("a", DAY0 + 2 * H, 0, 2, 10);
+	hs[3] = hour("b", DAY0, 0, 2, 10);
+	for (int i = 0; i < 4; i++) {
+		/* 0: sparse; 1: dense (more items than sparse holds); 2: none;
+		 * 3: another member's, at precision 12 */
+		cnt_hll_init_p(&h[i], i == 3 ? 12 : 14);
+		for (int k = 0; i != 2 && k < (i == 1 ? 20000 : 50 + i); k++) {
+			char item[16];
+
+			snprintf(item, sizeof(item), "i%d", k * (i + 1));
+			CHECK(cnt_hll_add(&h[i], item, strlen(item)) == 0);
+		}
+		sk[i] = i == 2 ? NULL : &h[i];
+	}
+	cnt_hll_init_p(&lh, 14);
+	CHECK(cnt_hll_add(&lh, "late", 4) == 0);
+	lsk[2] = &lh;
+	a = days_of(hs, sk, lsk, 4, 0, &na);
+	b = days_of(hs, sk, lsk, 4, 1, &nb);
+	CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na) == 0);
+	free(a);
+	free(b);
+	for (int i = 0; i < 4; i++)
+		cnt_hll_release(&h[i]);
+	cnt_hll_release(&lh);
+}
+
 static void test_errors(void)
 {
 	cnt_rollup *r = cnt_rollup_new(zone, NULL);
@@ -275,6 +357,7 @@ int main(void)
 	RUN(test_union);
 	RUN(test_errors);
 	RUN(test_seek);
+	RUN(test_sketches_from_memory);
 	cnt_tz_free(berlin);
 	return unit_report("test_rollup");
 }
