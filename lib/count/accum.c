@@ -1506,6 +1506,18 @@ static const cnt_tz *zone_locked(void *ctx, cnt_slice tenant, cnt_err *err)
 	return tz;
 }
 
+/* The next record of half h into *r, *n and its key *k (read once, as
+ * it becomes the head).  cnt_recq_next's result. */
+static int next_head(half *h, const uint8_t **r, size_t *n, cnt_bucket *k)
+{
+	int got = cnt_recq_next(h->q, r, n);
+
+	/* our own encoding: its key is always there */
+	if (got > 0 && cnt_bucket_rec_key(*r, *n, k) != 0)
+		memset(k, 0, sizeof(*k));
+	return got;
+}
+
 /* Writes the two halves' records to w in canonical order as their
  * threads produce them.  0, or -1 with err set (w's error; a half's
  * error is theirs to report). */
@@ -1513,20 +1525,21 @@ static int merge_halves(half *h, cnt_writer *w, cnt_err *err)
 {
 	const uint8_t *r[2];
 	size_t n[2];
+	cnt_bucket k[2];
 	int got[2];
 
-	got[0] = cnt_recq_next(h[0].q, &r[0], &n[0]);
-	got[1] = cnt_recq_next(h[1].q, &r[1], &n[1]);
+	got[0] = next_head(&h[0], &r[0], &n[0], &k[0]);
+	got[1] = next_head(&h[1], &r[1], &n[1], &k[1]);
 	/* a half that failed (-1) ends the merge: its error is reported */
 	while ((got[0] > 0 || got[1] > 0) && got[0] >= 0 && got[1] >= 0) {
 		/* disjoint keys: never equal */
-		int i = got[1] <= 0 ? 0 : got[0] <= 0 ? 1 : cnt_bucket_rec_cmp(r[0], n[0], r[1], n[1]) < 0 ? 0 : 1;
+		int i = got[1] <= 0 ? 0 : got[0] <= 0 ? 1 : cnt_bucket_key_cmp(&k[0], &k[1]) < 0 ? 0 : 1;
 
 		if (cnt_buf_append(cnt_writer_buf(w), r[i], n[i]) != 0)
 			return cnt_err_nomem(err);
 		if (cnt_writer_commit(w, err) != 0)
 			return -1;
-		got[i] = cnt_recq_next(h[i].q, &r[i], &n[i]);
+		got[i] = next_head(&h[i], &r[i], &n[i], &k[i]);
 	}
 	return 0;
 }

@@ -155,8 +155,7 @@ static int get_str(cnt_cur *c, cnt_slice *s)
 	return 0;
 }
 
-/* The key fields of an encoded record (cnt_bucket_encode's order). */
-static int get_key(const uint8_t *p, size_t n, cnt_bucket *k)
+int cnt_bucket_rec_key(const uint8_t *p, size_t n, cnt_bucket *k)
 {
 	cnt_cur c = {p, p + n};
 	int64_t version, end, shard;
@@ -173,7 +172,7 @@ static int get_key(const uint8_t *p, size_t n, cnt_bucket *k)
 int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
 {
 	cnt_bucket x, y;
-	int bada = get_key(a, an, &x) != 0, badb = get_key(b, bn, &y) != 0;
+	int bada = cnt_bucket_rec_key(a, an, &x) != 0, badb = cnt_bucket_rec_key(b, bn, &y) != 0;
 
 	if (bada || badb)
 		return badb - bada;

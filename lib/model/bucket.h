@@ -90,6 +90,9 @@ int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b);
  * reading only their keys (merging encoded records).  A record too short
  * for its key sorts first (the encoder never writes one). */
 int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
+/* Reads only the key fields of an encoded record into k (its slices point
+ * into p): 0, or -1 when the record is too short for its key. */
+int cnt_bucket_rec_key(const uint8_t *p, size_t n, cnt_bucket *k);
 
 /* Whether an exact sum fits a signed 64-bit long. */
 static inline int cnt_i128_fits64(cnt_i128 v)
