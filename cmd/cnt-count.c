@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_outs.h"
 #include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/fused.h"
@@ -105,17 +106,17 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
+	const char *defs_path = NULL, *out_path = NULL;
 	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL;
 	cnt_shardmap *map = NULL;
 	int level = -1, codec_set = 0, c, nin, days = 1;
 	uint32_t shards = 1;
-	size_t memory = 0, loaded, kept = 0;
+	size_t memory = 0, loaded;
 	cnt_codec_id codec = CNT_CODEC_NULL;
-	cnt_out out, dup_out, rej_out, state_out;
+	cnt_out out;
+	cnt_dedup_outs side = {0};
 	cnt_fused fu = {.threads = 2};
-	cnt_writer *w, *dw = NULL;
-	cnt_rejects rej;
+	cnt_writer *w;
 	cnt_err err;
 	cnt_defs *defs;
 	cnt_dedup dd;
@@ -131,10 +132,10 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
-		case 's': state_path = optarg; break;
+		case 's': side.state_path = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'D': dup_path = optarg; break;
-		case 'r': rej_path = optarg; break;
+		case 'D': side.dup_path = optarg; break;
+		case 'r': side.rej_path = optarg; break;
 		case OPT_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, CNT_WINDOW_MAX_SHARDS); break;
 		case OPT_SHARD_MAP: map_path = optarg; break;
 		case 'm': memory = cnt_cli_size("--memory", optarg, 1u << 20); break;
@@ -162,33 +163,24 @@ int main(int argc, char **argv)
 		fds[i] = cnt_cli_open_in(names[i]);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
 	    (map_path && (map = cnt_shardmap_load(map_path, &err)) == NULL) ||
-	    cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0 ||
+	    cnt_dedup_load(&dd, side.state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0 ||
 	    (fu.acc = cnt_accum_new(fu.threads > 1 ? memory / 2 : memory, tmpdir, &err)) == NULL ||
 	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, tmpdir, &err)) == NULL))
 		cnt_die_err(&err);
 	loaded = dd.count;
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
-	if (dup_path) {
-		cnt_cli_out(&dup_out, dup_path);
-		if ((dw = cnt_event_writer_new(dup_out.fd, dup_path, codec_set ? codec : CNT_CODEC_ZSTD, level, &err)) == NULL ||
-		    cnt_fp_track(dw, CNT_FP_EVENTS, &err) != 0)
-			cnt_die_err(&err);
-	}
-	if (rej_path)
-		cnt_cli_out(&rej_out, rej_path);
-	cnt_rejects_init(&rej, rej_path ? rej_out.fd : STDERR_FILENO, rej_path ? rej_path : "standard error",
-		rej_path ? NULL : "cnt-count");
-	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, dw, &err)) == NULL ||
+	cnt_dedup_outs_open(&side, "cnt-count", codec_set, codec, level);
+	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, side.dups, &err)) == NULL ||
 	    (fu.win = cnt_window_new(defs, defs_path, shards, NULL, &err)) == NULL ||
 	    (co.stats_path && (fu.hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL))
 		cnt_die_err(&err);
 	cnt_window_set_map(fu.win, map);
-	fu.rejects = &rej;
+	fu.rejects = &side.rejects;
 	fu.input = cnt_progress_input;
 	fu.progress = cnt_progress_add;
 	cnt_progress_start(&co);
 	if (cnt_fused_run(&fu, fds, names, (size_t)nin, &err) != 0 || cnt_dedup_filter_finish(fu.filter, &err) != 0 ||
-	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
+	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)
 		cnt_die_err(&err);
 	cnt_progress_end();
 	for (int i = 0; i < nin; i++)
@@ -205,21 +197,12 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(fu.filter);
 	st = cnt_accum_get_stats(fu.acc);
-	if (state_path) {
-		cnt_cli_out(&state_out, state_path);
-		if (cnt_dedup_save(&dd, state_out.fd, state_path, &kept, &err) != 0)
-			cnt_die_err(&err);
-	}
+	cnt_dedup_outs_save(&side, &dd);
 	if (co.stats_path)
-		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, kept, shards, map, memory);
+		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side.kept, shards, map, memory);
 	/* The buckets first, then the state, as cnt-dedup does. */
 	cnt_cli_commit(&out);
-	if (dup_path)
-		cnt_cli_commit(&dup_out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
-	if (state_path)
-		cnt_cli_commit(&state_out);
+	cnt_dedup_outs_commit(&side);
 	if (st->sum_overflows)
 		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",
 			st->sum_overflows);
@@ -227,9 +210,8 @@ int main(int argc, char **argv)
 		cnt_cli_note("in %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64 ", late %" PRIu64
 			"; %" PRIu64 " bucket records out, %" PRIu64 " spill runs; state %zu keys loaded, %zu saved",
 			t->in, t->duplicates, t->rejected, cnt_window_get_totals(fu.win)->late, st->groups_out, st->runs,
-			loaded, kept);
+			loaded, side.kept);
 	cnt_writer_free(w);
-	cnt_writer_free(dw);
 	cnt_dedup_filter_free(fu.filter);
 	cnt_window_free(fu.win);
 	cnt_topkey_free(fu.hot);
@@ -240,7 +222,7 @@ int main(int argc, char **argv)
 	cnt_dedup_release(&dd);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
-	cnt_rejects_release(&rej);
+	cnt_dedup_outs_release(&side);
 	free(fds);
 	return cnt_cli_finish();
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_outs.h"
 #include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/dedup_filter.h"
@@ -48,18 +49,6 @@ static const char help[] =
 	"See cnt-dedup(1).\n";
 
 enum { OPT_SNAPSHOTS = CNT_OPT_TOOL_BASE };
-
-/* Writes the state to a temporary of path, committed by the caller. */
-static size_t save_state(cnt_dedup *dd, cnt_out *o, const char *path)
-{
-	cnt_err err;
-	size_t kept = 0;
-
-	cnt_cli_out(o, path);
-	if (cnt_dedup_save(dd, o->fd, path, &kept, &err) != 0)
-		cnt_die_err(&err);
-	return kept;
-}
 
 /* The snapshot of segment name in dir, into buf: dir/<base name>.state. */
 static const char *snapshot_path(char *buf, size_t n, const char *dir, const char *name)
@@ -105,28 +94,28 @@ int main(int argc, char **argv)
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *snap_dir = NULL, *defs_path = NULL, *state_path = NULL, *out_path = NULL, *dup_path = NULL, *rej_path = NULL;
+	const char *snap_dir = NULL, *defs_path = NULL, *out_path = NULL;
 	int level = -1, codec_set = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
-	cnt_out out, dup_out, rej_out, state_out;
-	cnt_writer *w, *dw = NULL;
-	cnt_rejects rej;
+	cnt_out out;
+	cnt_dedup_outs side = {0};
+	cnt_writer *w;
 	cnt_err err;
 	cnt_defs *defs;
 	cnt_dedup dd;
 	cnt_dedup_filter *f;
-	size_t loaded, kept = 0;
+	size_t loaded;
 	const cnt_dedup_totals *t;
 
 	cnt_cli_init("cnt-dedup", usage, help);
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
-		case 's': state_path = optarg; break;
+		case 's': side.state_path = optarg; break;
 		case OPT_SNAPSHOTS: snap_dir = optarg; break;
 		case 'o': out_path = optarg; break;
-		case 'D': dup_path = optarg; break;
-		case 'r': rej_path = optarg; break;
+		case 'D': side.dup_path = optarg; break;
+		case 'r': side.rej_path = optarg; break;
 		case 'c': codec = cnt_cli_codec("--codec", optarg); codec_set = 1; break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		default: cnt_cli_option(c, optarg, &co);
@@ -138,24 +127,15 @@ int main(int argc, char **argv)
 		check_snapshots(snap_dir, argv + optind, argc - optind);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
-	if (cnt_dedup_load(&dd, state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0)
+	if (cnt_dedup_load(&dd, side.state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0)
 		cnt_die_err(&err);
 	loaded = dd.count;
 	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 	if ((w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
 	    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0)
 		cnt_die_err(&err);
-	if (dup_path) {
-		cnt_cli_out(&dup_out, dup_path);
-		if ((dw = cnt_event_writer_new(dup_out.fd, dup_path, codec_set ? codec : CNT_CODEC_ZSTD, level, &err)) == NULL ||
-		    cnt_fp_track(dw, CNT_FP_EVENTS, &err) != 0)
-			cnt_die_err(&err);
-	}
-	if (rej_path)
-		cnt_cli_out(&rej_out, rej_path);
-	cnt_rejects_init(&rej, rej_path ? rej_out.fd : STDERR_FILENO, rej_path ? rej_path : "standard error",
-		rej_path ? NULL : "cnt-dedup");
-	if ((f = cnt_dedup_filter_new(defs, defs_path, &dd, w, dw, &err)) == NULL)
+	cnt_dedup_outs_open(&side, "cnt-dedup", codec_set, codec, level);
+	if ((f = cnt_dedup_filter_new(defs, defs_path, &dd, w, side.dups, &err)) == NULL)
 		cnt_die_err(&err);
 
 	cnt_progress_start(&co);
@@ -164,7 +144,7 @@ int main(int argc, char **argv)
 		int fd = cnt_cli_open_in(name);
 
 		cnt_progress_input(fd, name);
-		if (cnt_count_input(fd, name, cnt_dedup_filter_stage, f, &rej, cnt_progress_add, &err) != 0)
+		if (cnt_count_input(fd, name, cnt_dedup_filter_stage, f, &side.rejects, cnt_progress_add, &err) != 0)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
 		if (snap_dir) {
@@ -173,41 +153,34 @@ int main(int argc, char **argv)
 
 			if (cnt_dedup_filter_flush(f, &err) != 0)
 				cnt_die_err(&err);
-			save_state(&dd, &snap, snapshot_path(path, sizeof(path), snap_dir, name));
+			cnt_dedup_save_to(&dd, &snap, snapshot_path(path, sizeof(path), snap_dir, name));
 			cnt_cli_commit(&snap);
 		}
 	}
-	if (cnt_dedup_filter_finish(f, &err) != 0 || cnt_rejects_flush(&rej, &err) != 0)
+	if (cnt_dedup_filter_finish(f, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(f);
-	if (state_path)
-		kept = save_state(&dd, &state_out, state_path);
+	cnt_dedup_outs_save(&side, &dd);
 	if (co.stats_path) {
 		cnt_stats s;
 
 		cnt_stats_begin(&s);
-		cnt_stage_stats_dedup(&s, defs, f, loaded, kept);
+		cnt_stage_stats_dedup(&s, defs, f, loaded, side.kept);
 		cnt_stats_write(&s, co.stats_path);
 	}
 	/* The events first, then the state: a failure in between leaves the
 	 * old state, and rerunning the segment gives the same output. */
 	cnt_cli_commit(&out);
-	if (dup_path)
-		cnt_cli_commit(&dup_out);
-	if (rej_path)
-		cnt_cli_commit(&rej_out);
-	if (state_path)
-		cnt_cli_commit(&state_out);
+	cnt_dedup_outs_commit(&side);
 	if (co.verbose)
 		cnt_cli_note("in %" PRIu64 ", out %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64
 			" (dedup hit rate %.2f%%); state %zu keys loaded, %zu saved", t->in, t->out, t->duplicates,
-			t->rejected, 100.0 * cnt_count_ratio(t->duplicates, t->in - t->rejected), loaded, kept);
+			t->rejected, 100.0 * cnt_count_ratio(t->duplicates, t->in - t->rejected), loaded, side.kept);
 	cnt_writer_free(w);
-	cnt_writer_free(dw);
 	cnt_dedup_filter_free(f);
 	cnt_dedup_release(&dd);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
-	cnt_rejects_release(&rej);
+	cnt_dedup_outs_release(&side);
 	return cnt_cli_finish();
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_outs.h"
 #include "cli/stage_stats.h"
 #include "model/fingerprint.h"
 #include "count/shardmap.h"
@@ -117,10 +118,7 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	free(schema);
 	cnt_window_set_map(win, map);
-	if (rej_path)
-		cnt_cli_out(&rej_out, rej_path);
-	cnt_rejects_init(&rej, rej_path ? rej_out.fd : STDERR_FILENO, rej_path ? rej_path : "standard error",
-		rej_path ? NULL : "cnt-window");
+	cnt_cli_rejects(&rej, &rej_out, rej_path, "cnt-window");
 
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc || i == optind; i++) {
