@@ -9,16 +9,20 @@
 
 #define MAPPED ((size_t)4 << 20)
 
-static void *map(size_t bytes)
+/* A mapping (or MAP_FAILED) of bytes, huge pages asked for. */
+static void *huge(void *p, size_t bytes)
 {
-	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
 	if (p == MAP_FAILED)
 		return NULL;
 #ifdef MADV_HUGEPAGE
 	madvise(p, bytes, MADV_HUGEPAGE);
 #endif
 	return p;
+}
+
+static void *map(size_t bytes)
+{
+	return huge(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), bytes);
 }
 
 void *cnt_table_alloc(size_t bytes)
@@ -37,15 +41,8 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 {
 	void *n;
 
-	if (old_bytes >= MAPPED && bytes >= MAPPED) {
-		n = mremap(p, old_bytes, bytes, MREMAP_MAYMOVE);
-		if (n == MAP_FAILED)
-			return NULL;
-#ifdef MADV_HUGEPAGE
-		madvise(n, bytes, MADV_HUGEPAGE);
-#endif
-		return n;
-	}
+	if (old_bytes >= MAPPED && bytes >= MAPPED)
+		return huge(mremap(p, old_bytes, bytes, MREMAP_MAYMOVE), bytes);
 	if ((n = cnt_table_alloc(bytes)) == NULL)
 		return NULL;
 	if (p != NULL)
