@@ -168,16 +168,9 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 
 static void release_sketches(agg *g)
 {
-	if (g->sketch) {
-		cnt_hll_release(g->sketch);
-		free(g->sketch);
-		g->sketch = NULL;
-	}
-	if (g->late_sketch) {
-		cnt_hll_release(g->late_sketch);
-		free(g->late_sketch);
-		g->late_sketch = NULL;
-	}
+	cnt_hll_free(g->sketch);
+	cnt_hll_free(g->late_sketch);
+	g->sketch = g->late_sketch = NULL;
 }
 
 static void free_sketches(cnt_accum *a)
@@ -508,32 +501,20 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 {
 	cnt_hll src;
 	size_t before;
-	int rc;
+	int rc, made;
 
 	if (bytes.p == NULL)
 		return 0;
 	if (cnt_hll_deserialize(&src, (const uint8_t *)bytes.p, bytes.n, err) != 0)
 		return cnt_err_prefix(err, "sketch");
-	if (*hp == NULL) {
-		*hp = malloc(sizeof(cnt_hll));
-		if (*hp == NULL) {
-			cnt_hll_release(&src);
-			return cnt_err_nomem(err);
-		}
-		/* a new sketch takes the precision of the first it
-		 * merges; a later one of another precision folds the union
-		 * to the lower (cnt-bucket(5)) */
-		cnt_hll_init_p(*hp, cnt_hll_precision(&src));
-		if (a)
-			a->sketch_bytes += sizeof(cnt_hll);
-	}
-	before = cnt_hll_heap_bytes(*hp);
-	rc = cnt_hll_merge(*hp, &src);
+	before = *hp ? cnt_hll_heap_bytes(*hp) : 0;
+	made = *hp == NULL;
+	rc = cnt_hll_merge_into(hp, &src);
 	cnt_hll_release(&src);
 	if (rc != 0)
 		return cnt_err_nomem(err);
 	if (a)
-		a->sketch_bytes += cnt_hll_heap_bytes(*hp) - before;
+		a->sketch_bytes += (made ? sizeof(cnt_hll) : 0) + cnt_hll_heap_bytes(*hp) - before;
 	return 0;
 }
 
@@ -1412,14 +1393,7 @@ static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 		}
 		rc = emit(a, w, &s, member, dim, dval, &g, err);
 fail_g:
-		if (g.sketch) {
-			cnt_hll_release(g.sketch);
-			free(g.sketch);
-		}
-		if (g.late_sketch) {
-			cnt_hll_release(g.late_sketch);
-			free(g.late_sketch);
-		}
+		release_sketches(&g);
 		if (rc != 0)
 			goto out;
 		rc = -1;

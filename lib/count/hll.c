@@ -242,6 +242,24 @@ void cnt_hll_release(cnt_hll *h)
 	h->p = p;
 }
 
+void cnt_hll_free(cnt_hll *h)
+{
+	if (h == NULL)
+		return;
+	cnt_hll_release(h);
+	free(h);
+}
+
+int cnt_hll_merge_into(cnt_hll **hp, const cnt_hll *src)
+{
+	if (*hp == NULL) {
+		if ((*hp = malloc(sizeof(cnt_hll))) == NULL)
+			return -1;
+		cnt_hll_init_p(*hp, cnt_hll_precision(src));
+	}
+	return cnt_hll_merge(*hp, src);
+}
+
 int cnt_hll_is_sparse(const cnt_hll *h)
 {
 	return h->regs == NULL;

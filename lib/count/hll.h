@@ -106,6 +106,14 @@ int cnt_hll_add(cnt_hll *h, const void *p, size_t n);
  * the serialization.  Returns 0, or -1 when out of memory (dst then holds
  * what it held, possibly folded to src's lower precision). */
 int cnt_hll_merge(cnt_hll *dst, const cnt_hll *src);
+/* The same into a sketch of the heap: *hp is made (at src's precision)
+ * when NULL, so a sketch takes the precision of the first it merges and
+ * a later one of another precision folds the union to the lower
+ * (cnt-bucket(5)).  0, or -1 when out of memory. */
+int cnt_hll_merge_into(cnt_hll **hp, const cnt_hll *src);
+/* Frees h (of the heap, as cnt_hll_merge_into makes it) and what it
+ * holds; NULL is a no-op. */
+void cnt_hll_free(cnt_hll *h);
 /* dst (initialised or not; not released) becomes a copy of src.  Returns 0
  * or -1 (out of memory; dst then empty). */
 int cnt_hll_copy(cnt_hll *dst, const cnt_hll *src);

@@ -69,14 +69,8 @@ const cnt_tz *cnt_rollup_defs_zone(void *ctx, cnt_slice tenant, cnt_err *err)
 static void drop_days(cnt_rollup *r)
 {
 	for (size_t i = 0; i < r->nd; i++) {
-		if (r->d[i].sketch) {
-			cnt_hll_release(r->d[i].sketch);
-			free(r->d[i].sketch);
-		}
-		if (r->d[i].late_sketch) {
-			cnt_hll_release(r->d[i].late_sketch);
-			free(r->d[i].late_sketch);
-		}
+		cnt_hll_free(r->d[i].sketch);
+		cnt_hll_free(r->d[i].late_sketch);
 	}
 	r->nd = 0;
 }
@@ -134,15 +128,7 @@ static int merge_sketch(cnt_hll **hp, cnt_slice bytes, cnt_err *err)
 		return 0;
 	if (cnt_hll_deserialize(&src, (const uint8_t *)bytes.p, bytes.n, err) != 0)
 		return cnt_err_prefix(err, "sketch");
-	if (*hp == NULL) {
-		*hp = malloc(sizeof(cnt_hll));
-		if (*hp == NULL) {
-			cnt_hll_release(&src);
-			return cnt_err_nomem(err);
-		}
-		cnt_hll_init_p(*hp, cnt_hll_precision(&src));
-	}
-	rc = cnt_hll_merge(*hp, &src);
+	rc = cnt_hll_merge_into(hp, &src);
 	cnt_hll_release(&src);
 	return rc != 0 ? cnt_err_nomem(err) : 0;
 }
@@ -150,15 +136,7 @@ static int merge_sketch(cnt_hll **hp, cnt_slice bytes, cnt_err *err)
 /* merge_sketch() of a sketch in memory (NULL: none) */
 static int merge_hll(cnt_hll **hp, const cnt_hll *src, cnt_err *err)
 {
-	if (src == NULL)
-		return 0;
-	if (*hp == NULL) {
-		*hp = malloc(sizeof(cnt_hll));
-		if (*hp == NULL)
-			return cnt_err_nomem(err);
-		cnt_hll_init_p(*hp, cnt_hll_precision(src));
-	}
-	return cnt_hll_merge(*hp, src) != 0 ? cnt_err_nomem(err) : 0;
+	return src && cnt_hll_merge_into(hp, src) != 0 ? cnt_err_nomem(err) : 0;
 }
 
 static int emit(cnt_rollup *r, const dayagg *d, cnt_err *err)
