@@ -1103,7 +1103,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, sink_buf(w)) != 0)
 		return cnt_err_nomem(err);
-	if (a->final && a->days && cnt_rollup_add_hll(a->days, &b, g->sketch, g->late_sketch, err) != 0)
+	if (a->final && a->days && cnt_rollup_add(a->days, &b, g->sketch, g->late_sketch, err) != 0)
 		return -1;
 	return sink_commit(w, err);
 }
@@ -1480,42 +1480,10 @@ static const cnt_tz *zone_locked(void *ctx, cnt_slice tenant, cnt_err *err)
 	return tz;
 }
 
-/* The next record of half h into *r, *n and its key *k (read once, as
- * it becomes the head).  cnt_recq_next's result. */
-static int next_head(half *h, const uint8_t **r, size_t *n, cnt_bucket *k)
+/* A half's queue as a source of the merge (model/bucket.h). */
+static int half_next(void *ctx, const uint8_t **rec, size_t *n)
 {
-	int got = cnt_recq_next(h->q, r, n);
-
-	/* our own encoding: its key is always there */
-	if (got > 0 && cnt_bucket_rec_key(*r, *n, k) != 0)
-		memset(k, 0, sizeof(*k));
-	return got;
-}
-
-/* Writes the two halves' records to w in canonical order as their
- * threads produce them.  0, or -1 with err set (w's error; a half's
- * error is theirs to report). */
-static int merge_halves(half *h, cnt_writer *w, cnt_err *err)
-{
-	const uint8_t *r[2];
-	size_t n[2];
-	cnt_bucket k[2];
-	int got[2];
-
-	got[0] = next_head(&h[0], &r[0], &n[0], &k[0]);
-	got[1] = next_head(&h[1], &r[1], &n[1], &k[1]);
-	/* a half that failed (-1) ends the merge: its error is reported */
-	while ((got[0] > 0 || got[1] > 0) && got[0] >= 0 && got[1] >= 0) {
-		/* disjoint keys: never equal */
-		int i = got[1] <= 0 ? 0 : got[0] <= 0 ? 1 : cnt_bucket_key_cmp(&k[0], &k[1]) < 0 ? 0 : 1;
-
-		if (cnt_buf_append(cnt_writer_buf(w), r[i], n[i]) != 0)
-			return cnt_err_nomem(err);
-		if (cnt_writer_commit(w, err) != 0)
-			return -1;
-		got[i] = next_head(&h[i], &r[i], &n[i], &k[i]);
-	}
-	return 0;
+	return cnt_recq_next(ctx, rec, n);
 }
 
 int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *err)
@@ -1551,8 +1519,13 @@ int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *
 			break;
 		}
 	}
-	if (started == 2)
-		rc = merge_halves(h, w, err);
+	if (started == 2) {
+		cnt_bucket_src src[2] = {{half_next, h[0].q}, {half_next, h[1].q}};
+		size_t failed;
+
+		/* 1: a half failed, and its own error is reported below */
+		rc = cnt_bucket_merge(src, 2, w, &failed, err) < 0 ? -1 : 0;
+	}
 	/* a writer that failed, or a thread that never started: the others
 	 * stop at their next hand-over */
 	cnt_recq_stop(h[0].q);

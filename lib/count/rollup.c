@@ -119,21 +119,7 @@ static void latest(int64_t *t, int64_t *n, int *has, int64_t u, int64_t m)
 	}
 }
 
-static int merge_sketch(cnt_hll **hp, cnt_slice bytes, cnt_err *err)
-{
-	cnt_hll src;
-	int rc;
-
-	if (bytes.p == NULL)
-		return 0;
-	if (cnt_hll_deserialize(&src, (const uint8_t *)bytes.p, bytes.n, err) != 0)
-		return cnt_err_prefix(err, "sketch");
-	rc = cnt_hll_merge_into(hp, &src);
-	cnt_hll_release(&src);
-	return rc != 0 ? cnt_err_nomem(err) : 0;
-}
-
-/* merge_sketch() of a sketch in memory (NULL: none) */
+/* *hp becomes the union of itself and src (NULL: none) */
 static int merge_hll(cnt_hll **hp, const cnt_hll *src, cnt_err *err)
 {
 	return src && cnt_hll_merge_into(hp, src) != 0 ? cnt_err_nomem(err) : 0;
@@ -221,8 +207,8 @@ int cnt_rollup_is_day(const cnt_tz *tz, int64_t start, int64_t end)
 	return w.start_ms == start && w.end_ms == end;
 }
 
-/* hll: the record's sketches are sk and lsk (in memory), not b's bytes */
-static int add(cnt_rollup *r, const cnt_bucket *b, int hll, const cnt_hll *sk, const cnt_hll *lsk, cnt_err *err)
+int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, const cnt_hll *sketch, const cnt_hll *late_sketch,
+	cnt_err *err)
 {
 	dayagg *d = NULL;
 
@@ -292,22 +278,7 @@ static int add(cnt_rollup *r, const cnt_bucket *b, int hll, const cnt_hll *sk, c
 	d->b.late_sum += b->late_sum;
 	d->b.sampled += b->sampled;
 	d->b.sum_var = (cnt_i128)((unsigned __int128)d->b.sum_var + (unsigned __int128)b->sum_var);
-	if (hll)
-		return merge_hll(&d->sketch, sk, err) != 0 || merge_hll(&d->late_sketch, lsk, err) != 0 ? -1 : 0;
-	if (merge_sketch(&d->sketch, b->sketch, err) != 0 || merge_sketch(&d->late_sketch, b->late_sketch, err) != 0)
-		return -1;
-	return 0;
-}
-
-int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err)
-{
-	return add(r, b, 0, NULL, NULL, err);
-}
-
-int cnt_rollup_add_hll(cnt_rollup *r, const cnt_bucket *b, const cnt_hll *sketch, const cnt_hll *late_sketch,
-	cnt_err *err)
-{
-	return add(r, b, 1, sketch, late_sketch, err);
+	return merge_hll(&d->sketch, sketch, err) != 0 || merge_hll(&d->late_sketch, late_sketch, err) != 0 ? -1 : 0;
 }
 
 cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err)
@@ -333,65 +304,51 @@ int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err)
 	return cnt_rollup_write_merged(&r, 1, hours, err);
 }
 
-/* Record i of r's output: its bytes and length. */
-static const uint8_t *out_rec(const cnt_rollup *r, uint64_t i, size_t *n)
-{
-	size_t from = i ? r->ends[i - 1] : 0;
+/* A builder's day records as a source of the merge (model/bucket.h):
+ * ctx is a cursor over them. */
+typedef struct cursor {
+	const cnt_rollup *r;
+	uint64_t at;
+} cursor;
 
-	*n = r->ends[i] - from;
-	return r->out.p + from;
+static int out_next(void *ctx, const uint8_t **rec, size_t *n)
+{
+	cursor *c = ctx;
+	size_t from;
+
+	if (c->at == c->r->n)
+		return 0;
+	from = c->at ? c->r->ends[c->at - 1] : 0;
+	*rec = c->r->out.p + from;
+	*n = c->r->ends[c->at] - from;
+	c->at++;
+	return 1;
 }
 
 int cnt_rollup_write_merged(cnt_rollup *const *rs, size_t n, cnt_writer *hours, cnt_err *err)
 {
+	cursor cur[8];
+	cnt_bucket_src src[8];
 	cnt_writer *w;
-	uint64_t *at = calloc(n + 1, sizeof(*at));
+	size_t failed;
 
-	if (at == NULL)
-		return cnt_err_nomem(err);
-	for (size_t i = 0; i < n; i++)
+	if (n > 8)
+		return cnt_err_set(err, "internal: merging %zu day roll-ups", n);
+	for (size_t i = 0; i < n; i++) {
 		if (flush(rs[i], err) != 0)
-			goto fail_at;
-	if ((w = cnt_rollup_day_writer(hours, err)) == NULL)
-		goto fail_at;
-	for (;;) {
-		const uint8_t *rec = NULL;
-		size_t len = 0, from = n;
-
-		/* the smallest head (the builders' keys are disjoint) */
-		for (size_t i = 0; i < n; i++) {
-			const uint8_t *p;
-			size_t pn;
-
-			if (at[i] == rs[i]->n)
-				continue;
-			p = out_rec(rs[i], at[i], &pn);
-			if (rec == NULL || cnt_bucket_rec_cmp(p, pn, rec, len) < 0) {
-				rec = p;
-				len = pn;
-				from = i;
-			}
-		}
-		if (rec == NULL)
-			break;
-		at[from]++;
-		if (cnt_buf_append(cnt_writer_buf(w), rec, len) != 0) {
-			cnt_err_nomem(err);
-			goto fail;
-		}
-		if (cnt_writer_commit(w, err) != 0)
-			goto fail;
+			return -1;
+		cur[i] = (cursor){rs[i], 0};
+		src[i] = (cnt_bucket_src){out_next, &cur[i]};
 	}
-	if (cnt_writer_finish(w, err) != 0)
-		goto fail;
+	if ((w = cnt_rollup_day_writer(hours, err)) == NULL)
+		return -1;
+	/* (in-memory sources never fail) */
+	if (cnt_bucket_merge(src, n, w, &failed, err) != 0 || cnt_writer_finish(w, err) != 0) {
+		cnt_writer_free(w);
+		return -1;
+	}
 	cnt_writer_free(w);
-	free(at);
 	return 0;
-fail:
-	cnt_writer_free(w);
-fail_at:
-	free(at);
-	return -1;
 }
 
 int cnt_rollup_kind(const cnt_meta_kv *kv, size_t n, const char *name, cnt_err *err)

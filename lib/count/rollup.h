@@ -47,16 +47,13 @@ const cnt_tz *cnt_rollup_defs_zone(void *ctx, cnt_slice tenant, cnt_err *err);
 cnt_rollup *cnt_rollup_new(cnt_rollup_zone_fn zone, void *ctx);
 void cnt_rollup_free(cnt_rollup *r);
 
-/* Adds one hourly record; records must come in canonical key order (as
- * written to the hourly container).  0, or -1 with err set (unknown zone,
- * an hour not within one local day, a bad sketch, out of memory). */
-int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, cnt_err *err);
-/* The same for a record whose sketches are at hand in memory (NULL:
- * none), as the accumulator writing it has them: b's sketch bytes are
- * not read, and the day records' bytes are the same (merging is
- * canonical, count/hll.h). */
+/* Adds one hourly record, whose sketches are sketch and late_sketch (in
+ * memory, as the accumulator writing the record has them; NULL: none;
+ * b's sketch bytes are not read); records must come in canonical key
+ * order (as written to the hourly container).  0, or -1 with err set
+ * (unknown zone, an hour not within one local day, out of memory). */
 struct cnt_hll;
-int cnt_rollup_add_hll(cnt_rollup *r, const cnt_bucket *b, const struct cnt_hll *sketch,
+int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, const struct cnt_hll *sketch,
 	const struct cnt_hll *late_sketch, cnt_err *err);
 
 /* Finishes hours, the writer of the hourly container (cnt_writer_finish,
@@ -70,7 +67,7 @@ cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err);
  * or -1 with err set. */
 int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err);
 /* The same for n builders fed disjoint keys (each in canonical order):
- * their day records are merged into the one day container. */
+ * their day records are merged into the one day container (n <= 8). */
 int cnt_rollup_write_merged(cnt_rollup *const *rs, size_t n, cnt_writer *hours, cnt_err *err);
 
 /* Day records made so far (all of them after cnt_rollup_write). */

@@ -169,14 +169,46 @@ int cnt_bucket_rec_key(const uint8_t *p, size_t n, cnt_bucket *k)
 	return 0;
 }
 
-int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+/* The next record of a merge's source i, its key read; got[i] as next(). */
+static void merge_next(const cnt_bucket_src *src, size_t i, const uint8_t **r, size_t *n, cnt_bucket *k, int *got)
 {
-	cnt_bucket x, y;
-	int bada = cnt_bucket_rec_key(a, an, &x) != 0, badb = cnt_bucket_rec_key(b, bn, &y) != 0;
+	got[i] = src[i].next(src[i].ctx, &r[i], &n[i]);
+	/* a record too short for its key (never ours): an empty key, first */
+	if (got[i] > 0 && cnt_bucket_rec_key(r[i], n[i], &k[i]) != 0)
+		memset(&k[i], 0, sizeof(k[i]));
+}
 
-	if (bada || badb)
-		return badb - bada;
-	return cnt_bucket_key_cmp(&x, &y);
+int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err)
+{
+	const uint8_t *r[8];
+	size_t len[8];
+	cnt_bucket k[8];
+	int got[8];
+
+	if (n > 8)
+		return cnt_err_set(err, "internal: merging %zu sources", n);
+	for (size_t i = 0; i < n; i++)
+		merge_next(src, i, r, len, k, got);
+	for (;;) {
+		size_t at = n;
+
+		/* the smallest head; keys are disjoint, never equal */
+		for (size_t i = 0; i < n; i++) {
+			if (got[i] < 0) {
+				*failed = i;
+				return 1;
+			}
+			if (got[i] > 0 && (at == n || cnt_bucket_key_cmp(&k[i], &k[at]) < 0))
+				at = i;
+		}
+		if (at == n)
+			return 0;
+		if (cnt_buf_append(cnt_writer_buf(w), r[at], len[at]) != 0)
+			return cnt_err_nomem(err);
+		if (cnt_writer_commit(w, err) != 0)
+			return -1;
+		merge_next(src, at, r, len, k, got);
+	}
 }
 
 static int get_sum(cnt_cur *c, cnt_i128 *v)

@@ -86,13 +86,22 @@ cnt_writer *cnt_bucket_writer_new(int fd, const char *name, cnt_codec_id codec, 
 
 /* Compares keys in the canonical order: <0, 0, >0. */
 int cnt_bucket_key_cmp(const cnt_bucket *a, const cnt_bucket *b);
-/* The same order on two records as cnt_bucket_encode() wrote them,
- * reading only their keys (merging encoded records).  A record too short
- * for its key sorts first (the encoder never writes one). */
-int cnt_bucket_rec_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 /* Reads only the key fields of an encoded record into k (its slices point
  * into p): 0, or -1 when the record is too short for its key. */
 int cnt_bucket_rec_key(const uint8_t *p, size_t n, cnt_bucket *k);
+
+/* A source of encoded records in key order: next() sets *rec and *n (valid
+ * until its next call) and returns 1, or 0 at the end, or -1 when the
+ * source failed (its error is its own to report). */
+typedef struct cnt_bucket_src {
+	int (*next)(void *ctx, const uint8_t **rec, size_t *n);
+	void *ctx;
+} cnt_bucket_src;
+/* Writes the records of the n sources (n <= 8), whose keys are disjoint,
+ * to w in key order, each key read once.  0 when every source ended;
+ * 1 with *failed set when source *failed returned -1 (the merge stops
+ * there); -1 with err set when writing to w failed. */
+int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err);
 
 /* Whether an exact sum fits a signed 64-bit long. */
 static inline int cnt_i128_fits64(cnt_i128 v)

@@ -6,7 +6,9 @@
  *   sums at every boundary (INT64_MIN - 1 .. INT64_MAX + 1, 2^64, +-2^127);
  * - the canonical key order: each key field in turn, strings by unsigned
  *   bytes with the shorter first on a tie, numbers signed; the same order
- *   on encoded records (cnt_bucket_rec_cmp, merging cnt-count's halves);
+ *   the key read back from an encoded record (cnt_bucket_rec_key), and
+ *   the merge of sorted encoded records in that order (cnt_bucket_merge,
+ *   cnt-count's halves and day roll-ups);
  * - cnt_bucket_to_json prints 128-bit sums as exact decimals;
  * - merging is commutative, associative, equal with and without spills,
  *   and idempotent for sketches (the bytes of A+B, B+A, (A+B)+C, A+(B+C),
@@ -239,11 +241,25 @@ static void test_sum_encoding(void)
 	cnt_buf_release(&out);
 }
 
+/* Whether the key read back from x's encoding (cnt_bucket_rec_key) is
+ * x's key, field by field. */
+static int key_survives(const cnt_bucket *x)
+{
+	cnt_buf e = CNT_BUF_INIT;
+	cnt_bucket k;
+	int ok = cnt_bucket_encode(x, &e) == 0 && cnt_bucket_rec_key(e.p, e.len, &k) == 0 &&
+		cnt_bucket_key_cmp(&k, x) == 0 && k.counter_version == x->counter_version &&
+		k.bucket_start == x->bucket_start && k.shard == x->shard;
+
+	cnt_buf_release(&e);
+	return ok;
+}
+
 static void test_key_order(void)
 {
-	cnt_bucket a = base(), b = base();
+	cnt_bucket a = base(), b = base(), cut;
 	/* each case: a < b */
-	cnt_buf ea = CNT_BUF_INIT, eb = CNT_BUF_INIT;
+	cnt_buf ea = CNT_BUF_INIT;
 	struct { const char *at, *bt, *ac, *bc, *am, *bm; int32_t av, bv; int64_t as, bs; int32_t ash, bsh; } c[] = {
 		{"a", "b", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},        /* tenant first */
 		{"a", "aa", "z", "a", "z", "a", 9, 1, 9, 1, 9, 1},       /* shorter first on a tie */
@@ -275,12 +291,8 @@ static void test_key_order(void)
 		CHECK(cnt_bucket_key_cmp(&a, &b) < 0);
 		CHECK(cnt_bucket_key_cmp(&b, &a) > 0);
 		CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &a), 0);
-		/* encoded: the same order */
-		ea.len = eb.len = 0;
-		CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
-		CHECK(cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
-		CHECK(cnt_bucket_rec_cmp(eb.p, eb.len, ea.p, ea.len) > 0);
-		CHECK_EQ_INT(cnt_bucket_rec_cmp(ea.p, ea.len, ea.p, ea.len), 0);
+		/* the key read back from the encoding is the key */
+		CHECK(key_survives(&a) && key_survives(&b));
 	}
 	/* dimension, then its value, between member and bucket */
 	a = base();
@@ -288,18 +300,14 @@ static void test_key_order(void)
 	a.dim = S("country");
 	b.dim = S("device");
 	a.bucket_start = b.bucket_start + 1;
-	ea.len = eb.len = 0;
-	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
-	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
+	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && key_survives(&a) && key_survives(&b));
 	b.dim = S("country");
 	a.dim_value = S("DE");
 	b.dim_value = S("FR");
-	ea.len = eb.len = 0;
-	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
-	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len) < 0);
-	/* a record cut inside its key sorts first */
-	CHECK(cnt_bucket_rec_cmp(ea.p, 3, eb.p, eb.len) < 0);
-	CHECK(cnt_bucket_rec_cmp(eb.p, eb.len, ea.p, 3) > 0);
+	CHECK(cnt_bucket_key_cmp(&a, &b) < 0 && key_survives(&a) && key_survives(&b));
+	/* a record cut inside its key has none */
+	CHECK(cnt_bucket_encode(&a, &ea) == 0);
+	CHECK_EQ_INT(cnt_bucket_rec_key(ea.p, 3, &cut), -1);
 	/* bucket_end and values are not part of the key */
 	a = base();
 	b = base();
@@ -307,11 +315,96 @@ static void test_key_order(void)
 	b.count = 99;
 	CHECK_EQ_INT(cnt_bucket_key_cmp(&a, &b), 0);
 	CHECK(cnt_bucket_values_differ(&a, &b, 0) != 0);
-	ea.len = eb.len = 0;
-	CHECK(cnt_bucket_encode(&a, &ea) == 0 && cnt_bucket_encode(&b, &eb) == 0);
-	CHECK_EQ_INT(cnt_bucket_rec_cmp(ea.p, ea.len, eb.p, eb.len), 0);
 	cnt_buf_release(&ea);
-	cnt_buf_release(&eb);
+}
+
+/* A merge source over n records of an array (test_merge). */
+typedef struct arr {
+	cnt_buf *recs;
+	size_t n, at;
+	size_t fail_at;      /* returns -1 here; n + 1: never */
+} arr;
+
+static int arr_next(void *ctx, const uint8_t **rec, size_t *n)
+{
+	arr *a = ctx;
+
+	if (a->at == a->fail_at)
+		return -1;
+	if (a->at == a->n)
+		return 0;
+	*rec = a->recs[a->at].p;
+	*n = a->recs[a->at].len;
+	a->at++;
+	return 1;
+}
+
+/* cnt_bucket_merge: three sorted sources with disjoint keys (members
+ * dealt round-robin, several buckets each) come out in key order, every
+ * record once; a source that fails stops the merge and is named. */
+static void test_merge(void)
+{
+	cnt_buf recs[3][40];
+	arr srcs[3];
+	cnt_bucket_src src[3];
+	size_t failed = 99, total = 0;
+	cnt_err err;
+	FILE *f = tmpfile();
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, -1, &err);
+	cnt_bucket_in in;
+	cnt_bucket x, prev;
+	cnt_buf prevkey = CNT_BUF_INIT;
+	int got, first = 1;
+
+	for (int s = 0; s < 3; s++) {
+		for (int i = 0; i < 40; i++) {
+			cnt_bucket b = base();
+			char m[16];
+
+			/* source s holds members m{s}, m{s+3}, ...: sorted as strings */
+			snprintf(m, sizeof(m), "m%02d", (i / 4) * 3 + s);
+			b.member_ref = S(m);
+			b.bucket_start = (int64_t)(i % 4) * 3600000;
+			b.bucket_end = b.bucket_start + 3600000;
+			recs[s][i] = (cnt_buf)CNT_BUF_INIT;
+			CHECK(cnt_bucket_encode(&b, &recs[s][i]) == 0);
+		}
+		srcs[s] = (arr){recs[s], 40, 0, 41};
+		src[s] = (cnt_bucket_src){arr_next, &srcs[s]};
+	}
+	CHECK(w != NULL);
+	CHECK_EQ_INT(cnt_bucket_merge(src, 3, w, &failed, &err), 0);
+	CHECK(cnt_writer_finish(w, &err) == 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK(cnt_bucket_in_open(&in, fileno(f), "merged", NULL, &err) == 0);
+	while ((got = cnt_bucket_in_next(&in, &x, &err)) == 1) {
+		if (!first) {
+			CHECK(cnt_bucket_rec_key(prevkey.p, prevkey.len, &prev) == 0);
+			CHECK(cnt_bucket_key_cmp(&prev, &x) < 0);
+		}
+		prevkey.len = 0;
+		CHECK(cnt_bucket_encode(&x, &prevkey) == 0);
+		first = 0;
+		total++;
+	}
+	CHECK_EQ_INT(got, 0);
+	CHECK_EQ_INT(total, 120);
+	cnt_bucket_in_release(&in);
+	cnt_writer_free(w);
+	fclose(f);
+	/* source 1 fails after 5 records */
+	f = tmpfile();
+	w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, -1, &err);
+	for (int s = 0; s < 3; s++)
+		srcs[s] = (arr){recs[s], 40, 0, s == 1 ? 5 : 41};
+	CHECK_EQ_INT(cnt_bucket_merge(src, 3, w, &failed, &err), 1);
+	CHECK_EQ_INT(failed, 1);
+	cnt_writer_free(w);
+	fclose(f);
+	for (int s = 0; s < 3; s++)
+		for (int i = 0; i < 40; i++)
+			cnt_buf_release(&recs[s][i]);
+	cnt_buf_release(&prevkey);
 }
 
 static void test_to_json(void)
@@ -1009,6 +1102,7 @@ int main(void)
 	RUN(test_round_trip);
 	RUN(test_sum_encoding);
 	RUN(test_key_order);
+	RUN(test_merge);
 	RUN(test_to_json);
 	RUN(test_merge_properties);
 	RUN(test_events);

@@ -11,9 +11,8 @@
  * - cnt_rollup_seek_days finds the day container by the framing alone,
  *   says 0 without one (and for a pipe), and fails on corrupt framing;
  * - cnt_rollup_kind refuses an unknown roll-up kind;
- * - sketches merged from a record's bytes (cnt_rollup_add) and from the
- *   sketches in memory (cnt_rollup_add_hll, as the accumulator does) give
- *   the same day container, sparse and dense, late ones too.
+ * - a day record's sketches are the unions of its hours' sketches, sparse
+ *   and dense, late ones too, a precision of their own kept.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -86,7 +85,7 @@ static FILE *write_file(cnt_rollup *r, const cnt_bucket *hs, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		CHECK(cnt_bucket_encode(&hs[i], cnt_writer_buf(w)) == 0);
 		CHECK(cnt_writer_commit(w, &err) == 0);
-		CHECK(cnt_rollup_add(r, &hs[i], &err) == 0);
+		CHECK(cnt_rollup_add(r, &hs[i], NULL, NULL, &err) == 0);
 	}
 	CHECK(cnt_rollup_write(r, w, &err) == 0);
 	CHECK(cnt_writer_finish(w, &err) == 0); /* again: does nothing */
@@ -169,54 +168,28 @@ static void test_union(void)
 	cnt_rollup_free(r);
 }
 
-/* The day container of hs (n, with sketches sk and late ones lsk, each
- * NULL or in memory), rolled up from the records' bytes or (hll) from
- * the sketches; *len its length. */
-static uint8_t *days_of(cnt_bucket *hs, cnt_hll **sk, cnt_hll **lsk, size_t n, int hll, long *len)
+/* Whether slice x holds the serialization of h (NULL: x is absent). */
+static int holds(cnt_slice x, const cnt_hll *h)
 {
-	cnt_rollup *r = cnt_rollup_new(zone, NULL);
-	cnt_buf bytes[16][2];
-	FILE *f = tmpfile();
-	cnt_err err;
-	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_NULL, -1, &err);
-	uint8_t *p;
+	cnt_buf b = CNT_BUF_INIT;
+	int same;
 
-	CHECK(r && w && n <= 16);
-	for (size_t i = 0; i < n; i++) {
-		bytes[i][0] = bytes[i][1] = (cnt_buf)CNT_BUF_INIT;
-		if (sk[i] && cnt_hll_serialize(sk[i], &bytes[i][0]) == 0) {
-			hs[i].sketch.p = (const char *)bytes[i][0].p;
-			hs[i].sketch.n = bytes[i][0].len;
-		}
-		if (lsk[i] && cnt_hll_serialize(lsk[i], &bytes[i][1]) == 0) {
-			hs[i].late_sketch.p = (const char *)bytes[i][1].p;
-			hs[i].late_sketch.n = bytes[i][1].len;
-		}
-		CHECK(cnt_bucket_encode(&hs[i], cnt_writer_buf(w)) == 0 && cnt_writer_commit(w, &err) == 0);
-		CHECK((hll ? cnt_rollup_add_hll(r, &hs[i], sk[i], lsk[i], &err) : cnt_rollup_add(r, &hs[i], &err)) == 0);
-	}
-	CHECK(cnt_rollup_write(r, w, &err) == 0);
-	cnt_writer_free(w);
-	cnt_rollup_free(r);
-	for (size_t i = 0; i < n; i++) {
-		cnt_buf_release(&bytes[i][0]);
-		cnt_buf_release(&bytes[i][1]);
-		hs[i].sketch.p = hs[i].late_sketch.p = NULL;
-		hs[i].sketch.n = hs[i].late_sketch.n = 0;
-	}
-	*len = ftell(f);
-	p = malloc((size_t)*len + 1);
-	CHECK(p && pread(fileno(f), p, (size_t)*len, 0) == *len);
-	fclose(f);
-	return p;
+	if (h == NULL)
+		return x.p == NULL;
+	same = cnt_hll_serialize(h, &b) == 0 && x.p && x.n == b.len && memcmp(x.p, b.p, b.len) == 0;
+	cnt_buf_release(&b);
+	return same;
 }
 
-static void test_sketches_from_memory(void)
+static void test_sketches(void)
 {
-	cnt_bucket hs[4];
-	cnt_hll *sk[4] = {NULL}, *lsk[4] = {NULL}, h[4], lh;
-	uint8_t *a, *b;
-	long na, nb;
+	cnt_bucket hs[4], b;
+	cnt_hll h[4], lh, *a_union = NULL;
+	cnt_rollup *r = cnt_rollup_new(zone, NULL);
+	cnt_bucket_in in;
+	cnt_err err;
+	FILE *f = tmpfile();
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_NULL, -1, &err);
 
 	hs[0] = hour("a", DAY0, 0, 2, 10);
 	hs[1] = hour("a", DAY0 + H, 0, 2, 10);
@@ -232,19 +205,36 @@ static void test_sketches_from_memory(void)
 			snprintf(item, sizeof(item), "i%d", k * (i + 1));
 			CHECK(cnt_hll_add(&h[i], item, strlen(item)) == 0);
 		}
-		sk[i] = i == 2 ? NULL : &h[i];
 	}
 	cnt_hll_init_p(&lh, 14);
 	CHECK(cnt_hll_add(&lh, "late", 4) == 0);
-	lsk[2] = &lh;
-	a = days_of(hs, sk, lsk, 4, 0, &na);
-	b = days_of(hs, sk, lsk, 4, 1, &nb);
-	CHECK(na > 0 && na == nb && memcmp(a, b, (size_t)na) == 0);
-	free(a);
-	free(b);
+	CHECK(r && w);
+	for (int i = 0; i < 4; i++) {
+		CHECK(cnt_bucket_encode(&hs[i], cnt_writer_buf(w)) == 0 && cnt_writer_commit(w, &err) == 0);
+		CHECK(cnt_rollup_add(r, &hs[i], i == 2 ? NULL : &h[i], i == 2 ? &lh : NULL, &err) == 0);
+	}
+	CHECK(cnt_rollup_write(r, w, &err) == 0);
+	/* the expected unions, merged here */
+	CHECK(cnt_hll_merge_into(&a_union, &h[0]) == 0 && cnt_hll_merge_into(&a_union, &h[1]) == 0);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err) == 0);
+	in.days = 1;
+	CHECK(cnt_bucket_in_next(&in, &b, &err) == 1);   /* a: a sparse and a dense hour, and a late one */
+	CHECK(b.member_ref.n == 1 && b.member_ref.p[0] == 'a');
+	CHECK(holds(b.sketch, a_union) && cnt_hll_precision(a_union) == 14);
+	CHECK(holds(b.late_sketch, &lh));
+	CHECK(cnt_bucket_in_next(&in, &b, &err) == 1);   /* b: its one hour, at precision 12 */
+	CHECK(b.member_ref.n == 1 && b.member_ref.p[0] == 'b');
+	CHECK(holds(b.sketch, &h[3]) && holds(b.late_sketch, NULL));
+	CHECK(cnt_bucket_in_next(&in, &b, &err) == 0);
+	cnt_bucket_in_release(&in);
+	cnt_writer_free(w);
+	cnt_rollup_free(r);
+	fclose(f);
 	for (int i = 0; i < 4; i++)
 		cnt_hll_release(&h[i]);
 	cnt_hll_release(&lh);
+	cnt_hll_free(a_union);
 }
 
 static void test_errors(void)
@@ -254,13 +244,13 @@ static void test_errors(void)
 	cnt_err err;
 
 	b.bucket_end = DAY0 + 24 * H;   /* across local midnight */
-	CHECK(cnt_rollup_add(r, &b, &err) == -1);
+	CHECK(cnt_rollup_add(r, &b, NULL, NULL, &err) == -1);
 	CHECK(strstr(err.msg, "not within one local day") != NULL);
 	cnt_rollup_free(r);
 	r = cnt_rollup_new(zone, NULL);
 	b = hour("a", DAY0, 0, 1, 1);
 	b.tenant_id = S("xyz");
-	CHECK(cnt_rollup_add(r, &b, &err) == -1);
+	CHECK(cnt_rollup_add(r, &b, NULL, NULL, &err) == -1);
 	CHECK(strstr(err.msg, "no zone for 'xyz'") != NULL);
 	cnt_rollup_free(r);
 	CHECK(cnt_rollup_is_day(berlin, DAY0, DAY0 + 23 * H));
@@ -357,7 +347,7 @@ int main(void)
 	RUN(test_union);
 	RUN(test_errors);
 	RUN(test_seek);
-	RUN(test_sketches_from_memory);
+	RUN(test_sketches);
 	cnt_tz_free(berlin);
 	return unit_report("test_rollup");
 }
