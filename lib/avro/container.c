@@ -470,6 +470,34 @@ static void *producer_main(void *arg)
 	return NULL;
 }
 
+/* The oldest stored block, now J_WORKING and the caller's to finish, or
+ * NULL when there is none.  Called with mu held. */
+static job *take_raw(cnt_reader *r)
+{
+	job *j = NULL;
+	uint64_t best = UINT64_MAX;
+
+	for (int i = 0; i < NJOBS; i++)
+		if (r->jobs[i].state == J_RAW && r->jobs[i].seq < best) {
+			best = r->jobs[i].seq;
+			j = &r->jobs[i];
+		}
+	if (j != NULL)
+		j->state = J_WORKING;
+	return j;
+}
+
+/* Decompresses a taken block, without mu. */
+static void work(cnt_reader *r, job *j, cnt_codec *codec)
+{
+	if (codec == NULL) {
+		j->rc = -1;
+		cnt_err_nomem(&j->err);
+	} else if (finish_block(r, j->h, codec, j->comp.p, j->comp.len, &j->out, &j->b, &j->err) != 0) {
+		j->rc = -1;
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	cnt_reader *r = arg;
@@ -479,32 +507,12 @@ static void *worker_main(void *arg)
 		job *j = NULL;
 
 		pthread_mutex_lock(&r->mu);
-		for (;;) {
-			uint64_t best = UINT64_MAX;
-
-			if (r->stop)
-				break;
-			for (int i = 0; i < NJOBS; i++)
-				if (r->jobs[i].state == J_RAW && r->jobs[i].seq < best) {
-					best = r->jobs[i].seq;
-					j = &r->jobs[i];
-				}
-			if (j != NULL || r->producer_done)
-				break;
+		while (!r->stop && (j = take_raw(r)) == NULL && !r->producer_done)
 			pthread_cond_wait(&r->cv_raw, &r->mu);
-		}
-		if (j == NULL) {
-			pthread_mutex_unlock(&r->mu);
-			break;
-		}
-		j->state = J_WORKING;
 		pthread_mutex_unlock(&r->mu);
-		if (codec == NULL) {
-			j->rc = -1;
-			cnt_err_nomem(&j->err);
-		} else if (finish_block(r, j->h, codec, j->comp.p, j->comp.len, &j->out, &j->b, &j->err) != 0) {
-			j->rc = -1;
-		}
+		if (j == NULL)
+			break;
+		work(r, j, codec);
 		pthread_mutex_lock(&r->mu);
 		j->state = J_DONE;
 		pthread_cond_signal(&r->cv_done);
@@ -703,8 +711,21 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 		pthread_cond_signal(&r->cv_free);
 	}
 	j = &r->jobs[r->cseq % NJOBS];
-	while (!(j->state == J_DONE && j->seq == r->cseq))
-		pthread_cond_wait(&r->cv_done, &r->mu);
+	while (!(j->state == J_DONE && j->seq == r->cseq)) {
+		/* Rather than sleep until a worker has decompressed the next
+		 * block, decompress a stored one here: the waits and wake-ups
+		 * cost more than the work on a machine of few cores. */
+		job *w = take_raw(r);
+
+		if (w == NULL) {
+			pthread_cond_wait(&r->cv_done, &r->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&r->mu);
+		work(r, w, r->codec);
+		pthread_mutex_lock(&r->mu);
+		w->state = J_DONE;
+	}
 	r->cseq++;
 	r->held = j;
 	pthread_mutex_unlock(&r->mu);

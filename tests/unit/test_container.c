@@ -498,6 +498,81 @@ static void test_concatenated_writers(void)
 	read_back(p, 0, 250, CNT_CODEC_SNAPPY);
 }
 
+/* Read-ahead: blocks come out in order, whole, whichever thread
+ * decompressed them (a worker, or the reader's caller while it would
+ * otherwise wait), with 0, 1 and 2 workers and a caller that is faster or
+ * slower than they are; a corrupt block is reported at its place, after
+ * every record before it. */
+static void test_read_ahead(void)
+{
+	const char *p = path_in("ahead.avro"), *bad = path_in("ahead-bad.avro");
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cnt_err err = {"", CNT_ERR_DATA};
+	uint64_t bad_off = 0, bad_first = 0;
+	cnt_buf file;
+
+	CHECK_EQ_INT(write_set(fd, CNT_CODEC_ZSTD, 200, 0, 3000), 0);
+	close(fd);
+	/* Block 60's payload gets a flipped byte. */
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	{
+		cnt_reader *r = cnt_reader_open(fd, p, NULL, &err);
+		cnt_block b;
+
+		CHECK(r != NULL);
+		while (r != NULL && cnt_reader_next(r, &b, &err) == 1)
+			if (b.block_no == 60) {
+				bad_off = b.offset;
+				bad_first = b.first_record;
+			}
+		cnt_reader_free(r);
+	}
+	close(fd);
+	CHECK(bad_off > 0 && bad_first > 0);
+	file = slurp(p);
+	CHECK(file.len > bad_off + 12);
+	if (file.len > bad_off + 12) {
+		file.p[bad_off + 12] ^= 0x5a;
+		fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		CHECK(write(fd, file.p, file.len) == (ssize_t)file.len);
+		close(fd);
+	}
+	cnt_buf_release(&file);
+
+	for (int workers = 0; workers <= 2; workers++)
+		for (int slow = 0; slow <= 1; slow++)
+			for (int corrupt = 0; corrupt <= 1; corrupt++) {
+				char n[8];
+				cnt_records *in;
+				cnt_val v;
+				int got = 0, rc = -1;
+
+				snprintf(n, sizeof(n), "%d", workers);
+				setenv("CNT_READ_THREADS", n, 1);
+				fd = open(corrupt ? bad : p, O_RDONLY | O_CLOEXEC);
+				in = cnt_records_open(fd, corrupt ? bad : p, NULL, NULL, &err);
+				CHECK(in != NULL);
+				while (in != NULL && (rc = cnt_records_next(in, &v, &err)) == 1) {
+					if (!check_record(&v, got))
+						break;
+					if (slow && got % 7 == 0)
+						usleep(50);   /* the workers get ahead */
+					got++;
+				}
+				if (!corrupt) {
+					CHECK_EQ_INT(rc, 0);
+					CHECK_EQ_INT(got, 3000);
+				} else {
+					CHECK_EQ_INT(rc, -1);
+					CHECK_EQ_INT(got, (int)bad_first);
+					CHECK(strstr(err.msg, "block 60 ") != NULL);
+				}
+				cnt_records_free(in);
+				close(fd);
+			}
+	unsetenv("CNT_READ_THREADS");
+}
+
 /* Reads path to its end: the records, or -1 with err. */
 static long read_all(const char *path, cnt_err *err)
 {
@@ -1215,6 +1290,7 @@ int main(void)
 	RUN(test_header_only);
 	RUN(test_record_larger_than_block);
 	RUN(test_concatenated_writers);
+	RUN(test_read_ahead);
 	RUN(test_end_marker);
 	RUN(test_writer_rejects_bad_schema);
 	RUN(test_canonical_form);
