@@ -16,7 +16,7 @@
 _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define BATCH_BYTES ((size_t)1 << 20)
 #define BATCH_ATTRS 4096
-#define QUEUE 3
+#define QUEUE 3   /* batches between the reader and the counting sides */
 #define AHEAD 8   /* dedup slots prefetched this many events ahead */
 
 /* One event of a batch: keyed, its bytes in the batch; once judged,
@@ -51,7 +51,8 @@ typedef struct run {
 	/* the hand-over (two threads): batch i is in b[i % QUEUE]; the reader
 	 * has filled `filled` batches, counting side k has counted done[k] */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv_full, cv_free;   /* counting sides wait on the one, the reader on the other */
+	int rwait, cwait;          /* the reader waits; counting sides that wait */
 	uint64_t filled, done[2];
 	int eof, stop;             /* reader finished; a counting side failed */
 	int rrc, crc;              /* the reader's and the second counting thread's results */
@@ -237,14 +238,27 @@ static void empty(batch *b)
 
 /* ---- the hand-over (two threads) ---- */
 
+/* A side failed or could not start: every waiter gives up. */
+static void stop_all(run *r)
+{
+	pthread_mutex_lock(&r->mu);
+	r->stop = 1;
+	pthread_cond_broadcast(&r->cv_full);
+	pthread_cond_broadcast(&r->cv_free);
+	pthread_mutex_unlock(&r->mu);
+}
+
 /* The reader's next batch to fill, or NULL when a counting side stopped. */
 static batch *take_free(run *r)
 {
 	batch *b = NULL;
 
 	pthread_mutex_lock(&r->mu);
-	while (!r->stop && (r->filled - r->done[0] >= QUEUE || r->filled - r->done[1] >= QUEUE))
-		pthread_cond_wait(&r->cv, &r->mu);
+	while (!r->stop && (r->filled - r->done[0] >= QUEUE || r->filled - r->done[1] >= QUEUE)) {
+		r->rwait = 1;
+		pthread_cond_wait(&r->cv_free, &r->mu);
+		r->rwait = 0;
+	}
 	if (!r->stop)
 		b = &r->b[r->filled % QUEUE];
 	pthread_mutex_unlock(&r->mu);
@@ -257,7 +271,8 @@ static void put_full(run *r)
 {
 	pthread_mutex_lock(&r->mu);
 	r->filled++;
-	pthread_cond_broadcast(&r->cv);
+	if (r->cwait > 0)
+		pthread_cond_broadcast(&r->cv_full);
 	pthread_mutex_unlock(&r->mu);
 }
 
@@ -370,7 +385,7 @@ static void *reader(void *arg)
 	pthread_mutex_lock(&r->mu);
 	r->rrc = rc;
 	r->eof = 1;
-	pthread_cond_broadcast(&r->cv);
+	pthread_cond_broadcast(&r->cv_full);
 	pthread_mutex_unlock(&r->mu);
 	return NULL;
 }
@@ -383,8 +398,11 @@ static int count_all(run *r, int k, cnt_err *err)
 		batch *b;
 
 		pthread_mutex_lock(&r->mu);
-		while (r->done[k] == r->filled && !r->eof && !r->stop)
-			pthread_cond_wait(&r->cv, &r->mu);
+		while (r->done[k] == r->filled && !r->eof && !r->stop) {
+			r->cwait++;
+			pthread_cond_wait(&r->cv_full, &r->mu);
+			r->cwait--;
+		}
 		if (r->stop || r->done[k] == r->filled) {
 			pthread_mutex_unlock(&r->mu);
 			return 0;
@@ -392,15 +410,16 @@ static int count_all(run *r, int k, cnt_err *err)
 		b = &r->b[r->done[k] % QUEUE];
 		pthread_mutex_unlock(&r->mu);
 		if (count(r->acc[k], b, k, err) != 0) {
-			pthread_mutex_lock(&r->mu);
-			r->stop = 1;
-			pthread_cond_broadcast(&r->cv);
-			pthread_mutex_unlock(&r->mu);
+			stop_all(r);
 			return -1;
 		}
 		pthread_mutex_lock(&r->mu);
 		r->done[k]++;
-		pthread_cond_broadcast(&r->cv);
+		/* The reader waits for a free batch: it is woken when half the
+		 * queue is free for both sides, not at each batch (the wake-ups
+		 * cost more than the work between them). */
+		if (r->rwait && r->filled - r->done[0] <= QUEUE / 2 && r->filled - r->done[1] <= QUEUE / 2)
+			pthread_cond_signal(&r->cv_free);
 		pthread_mutex_unlock(&r->mu);
 	}
 }
@@ -421,17 +440,15 @@ static int run_threads(run *r, cnt_err *err)
 	int e, rc;
 
 	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
+	pthread_cond_init(&r->cv_full, NULL);
+	pthread_cond_init(&r->cv_free, NULL);
 	if ((e = pthread_create(&rt, NULL, reader, r)) != 0) {
 		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
 			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
 		goto out;
 	}
 	if ((e = pthread_create(&ct, NULL, counter, r)) != 0) {
-		pthread_mutex_lock(&r->mu);
-		r->stop = 1;
-		pthread_cond_broadcast(&r->cv);
-		pthread_mutex_unlock(&r->mu);
+		stop_all(r);
 		pthread_join(rt, NULL);
 		rc = e == ENOMEM || e == EAGAIN ? cnt_err_oom(err, "starting a thread")
 			: cnt_err_set(err, "cannot start a thread: %s", strerror(e));
@@ -450,7 +467,8 @@ static int run_threads(run *r, cnt_err *err)
 	}
 out:
 	pthread_mutex_destroy(&r->mu);
-	pthread_cond_destroy(&r->cv);
+	pthread_cond_destroy(&r->cv_full);
+	pthread_cond_destroy(&r->cv_free);
 	return rc;
 }
 
