@@ -130,8 +130,9 @@ bench: tools
 bench-approx: tools
 	BUILD=$(BUILD) sh tests/bench/approx.sh
 
-# Day roll-ups: a 90-day season board vs a 1-day board, from day records
-# and from hours, on one bucket file; see tests/bench/days.sh.
+# Day roll-ups: a 90-day season board vs a 1-day board, and a 90-day
+# cnt-series, from day records and from hours, on one bucket file; see
+# tests/bench/days.sh.
 bench-days: tools
 	BUILD=$(BUILD) sh tests/bench/days.sh
 

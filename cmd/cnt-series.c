@@ -11,7 +11,7 @@
 
 static const char usage[] =
 	"usage: cnt-series -d definitions --counter tenant/counter --from time --to time\n"
-	"                  [--granularity hour|day] [--by dimension] [--member id]...\n"
+	"                  [--granularity hour|day] [--hours] [--by dimension] [--member id]...\n"
 	"                  [--members file] [--creator id] [-F table|json] [--tenant id]\n"
 	"                  [--stats file] [-v] [--progress | --no-progress] buckets...\n";
 
@@ -27,6 +27,8 @@ static const char help[] =
 	"                          date or date-time of the tenant (2026-03-01T10:00)\n"
 	"      --to TIME           end (excluded), likewise\n"
 	"      --granularity G     hour or day (default day)\n"
+	"      --hours             sum hourly records even for a range of whole local\n"
+	"                          days (default: the files' day roll-ups; same rows)\n"
 	"      --by DIM            break down by this dimension of the counter\n"
 	"      --member ID         a video (may be repeated)\n"
 	"      --members FILE      videos, one id a line\n"
@@ -45,7 +47,7 @@ static const char help[] =
 	"\n"
 	"See cnt-series(1) and cnt-bucket(5).\n";
 
-enum { OPT_COUNTER = CNT_OPT_TOOL_BASE, OPT_FROM, OPT_TO, OPT_GRAN, OPT_BY, OPT_MEMBER, OPT_MEMBERS, OPT_CREATOR };
+enum { OPT_COUNTER = CNT_OPT_TOOL_BASE, OPT_FROM, OPT_TO, OPT_GRAN, OPT_BY, OPT_MEMBER, OPT_MEMBERS, OPT_CREATOR, OPT_HOURS };
 
 int main(int argc, char **argv)
 {
@@ -55,6 +57,7 @@ int main(int argc, char **argv)
 		{"from", required_argument, NULL, OPT_FROM},
 		{"to", required_argument, NULL, OPT_TO},
 		{"granularity", required_argument, NULL, OPT_GRAN},
+		{"hours", no_argument, NULL, OPT_HOURS},
 		{"by", required_argument, NULL, OPT_BY},
 		{"member", required_argument, NULL, OPT_MEMBER},
 		{"members", required_argument, NULL, OPT_MEMBERS},
@@ -90,6 +93,7 @@ int main(int argc, char **argv)
 				cnt_die_usage("--granularity: '%s' is not hour or day", optarg);
 			q.day = strcmp(optarg, "day") == 0;
 			break;
+		case OPT_HOURS: q.hours = 1; break;
 		case OPT_BY: q.by = optarg; break;
 		case OPT_MEMBER:
 			if ((members = realloc(members, (q.nmembers + 1) * sizeof(*members))) == NULL)
@@ -137,8 +141,9 @@ int main(int argc, char **argv)
 	cnt_oom(table ? cnt_series_format_table(s, &out) : cnt_series_format_json(s, &out));
 	cnt_cli_write(out.p, out.len);
 	if (co.verbose)
-		cnt_cli_note("%zu files, %llu records read, %llu used, %zu rows", nfiles,
-			(unsigned long long)res->records_read, (unsigned long long)res->records_used, res->nrows);
+		cnt_cli_note("%zu files, %llu %s records read, %llu used, %zu rows", nfiles,
+			(unsigned long long)res->records_read, res->used_days ? "day" : "hourly",
+			(unsigned long long)res->records_used, res->nrows);
 	if (co.stats_path) {
 		cnt_stats st;
 
@@ -146,6 +151,7 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&st, "in", res->records_read);
 		cnt_stats_u64(&st, "out", res->nrows);
 		cnt_stats_u64(&st, "records_used", res->records_used);
+		cnt_stats_bool(&st, "day_rollups", res->used_days);
 		if (q.creator)
 			cnt_stats_u64(&st, "creator_members", res->creator_members);
 		cnt_stats_str(&st, "tenant_id", q.tenant, -1);

@@ -5,8 +5,9 @@
 # exact unions of their hours (checked in Python from cnt-cat), the same
 # bytes for any split, order, spill or merge; cnt-project composes every
 # window of whole local days from them and gives exactly the bytes of
-# summing hours (--hours) for every window kind; every other reader of
-# bucket files ignores them (no double count); cnt-expire keeps a day
+# summing hours (--hours) for every window kind; so does cnt-series for a
+# series of whole days (tests/series.bats); every other reader of bucket
+# files ignores them (no double count); cnt-expire keeps a day
 # record while a window reaches it; corrupt day containers are errors.
 
 bats_require_minimum_version 1.5.0
@@ -222,11 +223,11 @@ check_boards() {
 	cmp two/ber_all/global/current/view.avro twoh/ber_all/global/current/view.avro
 }
 
-@test "readers of hourly records ignore day records: diff, series, seal, rebuild, merge" {
+@test "readers of hourly records ignore day records (diff, seal, rebuild, merge); cnt-series' days give the rows of hours" {
 	# cnt-diff: no difference between the files with and without days
 	run -0 cnt-diff "$F/hours.avro" "$F/days.avro"
 	[ -z "$output" ]
-	# cnt-series, hourly and daily
+	# cnt-series, hourly and daily (daily from the day records)
 	for g in hour day; do
 		cnt-series -d "$DEFS" --counter ber/pts --from 2026-03-01T00:00:00Z --to 2026-04-01T00:00:00Z \
 			--granularity $g -F json "$F/hours.avro" >h.$g

@@ -273,6 +273,50 @@ EOF
 	[[ ${lines[2]} == "2026-03-28 "* ]]
 }
 
+@test "cnt-series: a series of whole local days reads the day roll-ups, with the rows of the hours" {
+	cnt-accumulate -d "$DEFS" -o days.avro "$F/win.avro"
+	hours=$(cnt-cat --count "$F/b.avro")
+	for q in "--by country" "--by device --member v-a1 --member v-b1" "--creator ana --by source" ""; do
+		# shellcheck disable=SC2086
+		cnt-series "${S[@]}" --from $FROM --to $TO $q -F json --stats h.json "$F/b.avro" >h
+		# shellcheck disable=SC2086
+		cnt-series "${S[@]}" --from $FROM --to $TO $q -F json --stats d.json days.avro >d
+		# shellcheck disable=SC2086
+		cnt-series "${S[@]}" --from $FROM --to $TO $q -F json --stats x.json --hours days.avro >x
+		[ -s h ]
+		cmp h d
+		cmp h x
+		jq -e '.day_rollups == false' h.json x.json
+		# the day records only: fewer than the hours (--creator reads twice)
+		jq -e --argjson h "$hours" '.day_rollups == true and .in < $h' d.json
+		jq -e --argjson h "$hours" '.in == $h or .in == 2 * $h' x.json
+	done
+	# the against-the-events check holds for the roll-ups too
+	cnt-series "${S[@]}" --from $FROM --to $TO -F json days.avro | got >g
+	want from=$FROM_MS to=$TO_MS >w
+	diff g w
+	# a range that starts at 10:00 or ends at noon, or an hourly series:
+	# the hours, with the same rows as the hourly file
+	for r in "--from 2026-03-28T10:00 --to $TO" "--from $FROM --to 2026-03-30T12:00" "--granularity hour --from $FROM --to $TO"; do
+		# shellcheck disable=SC2086
+		cnt-series "${S[@]}" $r -F json --by country "$F/b.avro" >h
+		# shellcheck disable=SC2086
+		cnt-series "${S[@]}" $r -F json --by country --stats d.json days.avro >d
+		cmp h d
+		jq -e '.day_rollups == false' d.json
+	done
+	# -v says which records were read
+	run -0 --separate-stderr cnt-series "${S[@]}" --from $FROM --to $TO -v days.avro
+	[[ $stderr == *"day records read"* ]]
+	# day records of another zone (the tenant's timezone changed since):
+	# refused, never summed into the wrong days
+	jq '(.tenants[] | select(.tenant_id == "tube") | .timezone) = "UTC"' "$DEFS" >utc.json
+	cnt-accumulate -d utc.json -o wrongzone.avro "$F/win.avro"
+	run -2 --separate-stderr cnt-series "${S[@]}" --from $FROM --to $TO wrongzone.avro
+	[[ $stderr == *"wrongzone.avro"*"not a local day of Europe/Berlin"* ]]
+	run -0 cnt-series "${S[@]}" --from $FROM --to $TO --hours wrongzone.avro
+}
+
 @test "cnt-series: wrong questions and corrupt files are clear errors (status 2)" {
 	run -2 cnt-series "${S[@]}" --from $FROM --to $TO --by colour "$F/b.avro"
 	[[ $output == *"--by: 'colour' is not a dimension of counter 'views'"* ]]

@@ -207,6 +207,27 @@ int cnt_rollup_is_day(const cnt_tz *tz, int64_t start, int64_t end)
 	return w.start_ms == start && w.end_ms == end;
 }
 
+void cnt_rollup_days_seen_init(cnt_rollup_days_seen *c)
+{
+	for (size_t i = 0; i < 256; i++)
+		c->v[i][0] = c->v[i][1] = INT64_MIN;
+}
+
+int cnt_rollup_check_day(cnt_rollup_days_seen *c, const cnt_tz *tz, const char *name,
+	int64_t start, int64_t end, cnt_err *err)
+{
+	size_t slot = (size_t)((uint64_t)start / 3600000u) & 255u;
+
+	if (c->v[slot][0] == start && c->v[slot][1] == end)
+		return 0;
+	if (!cnt_rollup_is_day(tz, start, end))
+		return cnt_err_set(err, "'%s': a day record of %lld..%lld is not a local day of %s: "
+			"corrupt day roll-ups", name, (long long)start, (long long)end, cnt_tz_name(tz));
+	c->v[slot][0] = start;
+	c->v[slot][1] = end;
+	return 0;
+}
+
 int cnt_rollup_add(cnt_rollup *r, const cnt_bucket *b, const cnt_hll *sketch, const cnt_hll *late_sketch,
 	cnt_err *err)
 {

@@ -88,4 +88,17 @@ int cnt_rollup_seek_days(int fd, const char *name, cnt_err *err);
 /* Whether [start, end) is exactly the local day of tz starting at start. */
 int cnt_rollup_is_day(const cnt_tz *tz, int64_t start, int64_t end);
 
+/* A reader's check that the day records of a tenant are local days of
+ * its zone (a file written under another timezone is refused rather
+ * than summed into the wrong days), each distinct day checked once: a
+ * direct-mapped cache, set up with cnt_rollup_days_seen_init. */
+typedef struct cnt_rollup_days_seen {
+	int64_t v[256][2];
+} cnt_rollup_days_seen;
+void cnt_rollup_days_seen_init(cnt_rollup_days_seen *c);
+/* 0 when [start, end) is a local day of tz, else -1 with err naming the
+ * file. */
+int cnt_rollup_check_day(cnt_rollup_days_seen *c, const cnt_tz *tz, const char *name,
+	int64_t start, int64_t end, cnt_err *err);
+
 #endif

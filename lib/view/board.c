@@ -269,7 +269,7 @@ int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*
 	cnt_bucket bk;
 	const cnt_tz *tz = NULL;
 	int rc, days = 0;
-	int64_t seen[256][2];
+	cnt_rollup_days_seen seen;
 
 	/* A window of whole local days reads the file's day container only,
 	 * the hourly blocks skipped by their sizes: the cost grows with days,
@@ -280,24 +280,14 @@ int cnt_board_add_buckets(cnt_board_build *bb, int fd, const char *name, void (*
 		return -1;
 	in.days = days;
 	bb->used_days |= days;
-	for (size_t i = 0; i < 256; i++)
-		seen[i][0] = seen[i][1] = INT64_MIN;
+	cnt_rollup_days_seen_init(&seen);
 	while ((rc = cnt_bucket_in_next(&in, &bk, err)) > 0) {
 		/* each day record of the board's tenant must be one of its local
-		 * days (checked once per distinct day: a direct-mapped cache) */
-		if (days && slice_is(bk.tenant_id, bb->board->tenant_id)) {
-			size_t slot = (size_t)((uint64_t)bk.bucket_start / 3600000u) & 255u;
-
-			if (seen[slot][0] != bk.bucket_start || seen[slot][1] != bk.bucket_end) {
-				if (!cnt_rollup_is_day(tz, bk.bucket_start, bk.bucket_end)) {
-					rc = cnt_err_set(err, "'%s': a day record of %lld..%lld is not a local day of %s: "
-						"corrupt day roll-ups", name, (long long)bk.bucket_start,
-						(long long)bk.bucket_end, cnt_tz_name(tz));
-					break;
-				}
-				seen[slot][0] = bk.bucket_start;
-				seen[slot][1] = bk.bucket_end;
-			}
+		 * days */
+		if (days && slice_is(bk.tenant_id, bb->board->tenant_id) &&
+		    cnt_rollup_check_day(&seen, tz, name, bk.bucket_start, bk.bucket_end, err) != 0) {
+			rc = -1;
+			break;
 		}
 		if (cnt_proj_add_bucket(bb->proj, &bk, err) != 0) {
 			rc = -1;

@@ -19,6 +19,7 @@
 #include "avro/json.h"
 #include "count/estimate.h"
 #include "count/hll.h"
+#include "count/rollup.h"
 #include "model/bucket.h"
 #include "time/timefmt.h"
 #include "time/tz.h"
@@ -59,6 +60,10 @@ struct cnt_series {
 	strset members, creators;      /* asked for; found by the creator pass */
 	cnt_buf last;                  /* the member of the last record read */
 	int last_ok, last_used;
+	/* the file being read: its name, and whether its day records are read */
+	const char *cur_name;
+	int cur_days;
+	cnt_rollup_days_seen seen;
 	cnt_series_result res;
 };
 
@@ -242,6 +247,7 @@ cnt_series *cnt_series_new(const cnt_series_query *q, cnt_err *err)
 		cnt_err_nomem(err);
 		return NULL;
 	}
+	cnt_rollup_days_seen_init(&s->seen);
 	s->q = q;
 	s->ctr = cnt_defs_counter(q->defs, q->tenant, strlen(q->tenant), q->counter, strlen(q->counter));
 	if (s->ctr == NULL) {
@@ -470,15 +476,36 @@ static ssize_t period_of(const cnt_series *s, int64_t t)
 
 /* ---- reading ---------------------------------------------------------- */
 
+/* Whether t is the start of a local day of the tenant's zone. */
+static int day_edge(const cnt_series *s, int64_t t)
+{
+	return cnt_tz_day(s->tz, t).start_ms == t;
+}
+
 /* Opens one bucket file: the one place where files are opened (a check
- * that the file is the asking tenant's goes here). */
+ * that the file is the asking tenant's goes here).  A series of whole
+ * local days reads the file's day roll-ups (count/rollup.h), the hourly
+ * blocks skipped by their sizes: a day record is the exact union of its
+ * day's hourly records, so every row is the same, at a cost that grows
+ * with days, not hours.  A range that starts or ends inside a day, an
+ * hourly series, --hours, or a file without roll-ups: the hours. */
 static int series_open(cnt_series *s, cnt_bucket_in *in, int fd, const char *name, int again, cnt_err *err)
 {
-	(void)s;
+	int days = 0;
+
 	if (again && lseek(fd, 0, SEEK_SET) != 0)
 		return cnt_err_set(err, "'%s': --creator reads the bucket files twice: give files, not a pipe (%s)",
 			name, strerror(errno));
-	return cnt_bucket_in_open(in, fd, name, NULL, err);
+	if (s->q->day && !s->q->hours && day_edge(s, s->from) && day_edge(s, s->to) &&
+	    (days = cnt_rollup_seek_days(fd, name, err)) < 0)
+		return -1;
+	if (cnt_bucket_in_open(in, fd, name, NULL, err) != 0)
+		return -1;
+	in->days = days;
+	s->cur_name = name;
+	s->cur_days = days;
+	s->res.used_days |= days;
+	return 0;
 }
 
 /* Whether the member of b is selected (cached while records keep the
@@ -512,6 +539,8 @@ static int add_record(cnt_series *s, const cnt_bucket *b, cnt_err *err)
 
 	if (!slice_eq(b->tenant_id, s->q->tenant, s->tn) || !slice_eq(b->counter_id, s->q->counter, s->cn))
 		return 0;
+	if (s->cur_days && cnt_rollup_check_day(&s->seen, s->tz, s->cur_name, b->bucket_start, b->bucket_end, err) != 0)
+		return -1;
 	if (cnt_bucket_is_total(b) && (!s->res.has_as_of || b->max_ingest_time > s->res.as_of)) {
 		s->res.as_of = b->max_ingest_time;
 		s->res.has_as_of = 1;

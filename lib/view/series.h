@@ -40,6 +40,8 @@ typedef struct cnt_series_query {
 	                                * date-time of the tenant's zone
 	                                * ("2026-03-01", "2026-03-01T10:00") */
 	int day;                       /* 1: local days; 0: local hours */
+	int hours;                     /* 1: sum hourly records even where day
+	                                * roll-ups would do (see cnt_series_run) */
 	const char *by;                /* a dimension of the counter; NULL: none */
 	const char *const *members;    /* the videos; with nmembers == 0 and no
 	                                * creator: every member */
@@ -72,6 +74,8 @@ typedef struct cnt_series_result {
 	int64_t as_of;                 /* latest max_ingest_time of the counter's
 	                                * total records read (any member, any time) */
 	uint64_t records_read;         /* bucket records read (all passes) */
+	int used_days;                 /* 1: some file's day roll-ups were read
+	                                * instead of its hours */
 	uint64_t records_used;         /* records added to a row */
 	uint64_t creator_members;      /* with a creator: the members found */
 } cnt_series_result;

@@ -256,6 +256,18 @@ static void test_errors(void)
 	CHECK(cnt_rollup_is_day(berlin, DAY0, DAY0 + 23 * H));
 	CHECK(!cnt_rollup_is_day(berlin, DAY0, DAY0 + 24 * H));
 	CHECK(!cnt_rollup_is_day(berlin, DAY0 + H, DAY0 + 23 * H));
+	/* the readers' check, with its cache: a day passes (twice), a wrong
+	 * span of the same start is still refused, naming the file */
+	{
+		cnt_rollup_days_seen seen;
+
+		cnt_rollup_days_seen_init(&seen);
+		CHECK_EQ_INT(cnt_rollup_check_day(&seen, berlin, "f.avro", DAY0, DAY0 + 23 * H, &err), 0);
+		CHECK_EQ_INT(cnt_rollup_check_day(&seen, berlin, "f.avro", DAY0, DAY0 + 23 * H, &err), 0);
+		CHECK_EQ_INT(cnt_rollup_check_day(&seen, berlin, "f.avro", DAY0, DAY0 + 24 * H, &err), -1);
+		CHECK(strstr(err.msg, "'f.avro'") != NULL && strstr(err.msg, "not a local day of Europe/Berlin") != NULL);
+		CHECK_EQ_INT(cnt_rollup_check_day(&seen, berlin, "f.avro", DAY0 + 23 * H, DAY0 + 47 * H, &err), 0);
+	}
 	{
 		char k1[] = "x", k2[] = CNT_ROLLUP_META;
 		uint8_t v1[] = "y", v2[] = "week", v3[] = "day";
