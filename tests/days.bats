@@ -273,6 +273,21 @@ check_boards() {
 	grep -q '"tenant_id":"utc"' rep
 }
 
+@test "a day container without records is kept, like any other: cnt-expire and cnt-retract --rebuild" {
+	# nothing counted: an hourly container and a day container, both empty
+	printf '' | cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z -o empty-log.avro -
+	cnt-window -d "$DEFS" -o empty-win.avro empty-log.avro
+	cnt-accumulate -d "$DEFS" -o empty.avro empty-win.avro
+	cnt-cat --meta empty.avro | jq -s -e 'length == 2 and .[1].metadata["cnt.rollup"] == "day"'
+	# expiry frees nothing and writes the same bytes
+	cnt-expire -d "$DEFS" --now 2026-11-15T00:00:00Z -o e.avro --stats st.json empty.avro >/dev/null
+	jq -e '.bytes_freed == 0' st.json
+	cmp e.avro empty.avro
+	# a rebuild with nothing to retract is the same bytes
+	cnt-retract --rebuild empty.avro -d "$DEFS" --shards 2 -o r.avro empty-log.avro
+	cmp r.avro empty.avro
+}
+
 @test "corrupt day containers are clear errors, never a wrong count" {
 	size=$(stat -c %s "$F/days.avro")
 	hsize=$(stat -c %s "$F/hours.avro")

@@ -689,6 +689,8 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 
 	if (!r->async) {
 		rc = next_raw(r, b, &payload, &size, err);
+		if (rc == 0)
+			r->out_hdr = r->cur;
 		if (rc <= 0)
 			return rc;
 		r->out_hdr = r->cur;
@@ -733,9 +735,9 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 		*err = j->err;
 		return -1;
 	}
+	r->out_hdr = j->h;
 	if (j->rc == 0)
 		return 0;
-	r->out_hdr = j->h;
 	if (j->rc == 2)
 		return 2;
 	*b = j->b;

@@ -79,7 +79,9 @@ void cnt_reader_free(cnt_reader *r);
  * further container follows on the stream its header is read on the way:
  * cnt_reader_container() then returns a larger number and the schema,
  * codec and metadata are the new container's.  With CNT_READER_HEADERS it
- * returns 2 (and no block) right after each further header. */
+ * returns 2 (and no block) right after each further header.  After 0 they
+ * are the last container's, so that one without blocks (a header and its
+ * end marker) is seen at the end of the stream. */
 int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err);
 
 unsigned cnt_reader_container(const cnt_reader *r);   /* 1-based */

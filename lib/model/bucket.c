@@ -333,8 +333,10 @@ int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
 	for (;;) {
 		unsigned cont;
 
-		if ((rc = cnt_typed_in_step(&in->t, err)) <= 0)
+		if ((rc = cnt_typed_in_step(&in->t, err)) < 0)
 			return rc;
+		/* at the end too: a day container without records (a header and
+		 * its end marker) is the last, and counts as seen */
 		cont = cnt_reader_container(cnt_records_reader(in->t.rin));
 		if (cont != in->cont) {
 			const cnt_meta_kv *kv;
@@ -346,6 +348,8 @@ int cnt_bucket_in_next(cnt_bucket_in *in, cnt_bucket *b, cnt_err *err)
 		}
 		if (in->is_day)
 			in->saw_days = 1;
+		if (rc == 0)
+			return 0;
 		if (in->days < 0 || in->is_day == in->days)
 			break;
 		/* the other kind's container: its block is skipped whole */
