@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/stage_stats.h"
 #include "count/stage.h"
 #include "ingest/cap.h"
 #include "ingest/hold.h"
@@ -54,108 +55,12 @@ static const char help[] =
 enum { OPT_NOW = CNT_OPT_TOOL_BASE, OPT_LIVE, OPT_MAX_PAST, OPT_MAX_FUTURE, OPT_HOLDS, OPT_NO_HOLDS, OPT_MEMBERS,
 	OPT_KEYRING };
 
-static const cnt_ingest *run;
 static const cnt_members *members;
-static int64_t now_ms;
 
 /* A reject message, on a line of its own even while progress is shown. */
 static void note(const char *msg)
 {
 	cnt_cli_note("%s", msg);
-}
-
-static double hit_rate(uint64_t acc, uint64_t dups)
-{
-	return cnt_count_ratio(dups, acc + dups);   /* rounded to 6 decimals, as every tool's ratios */
-}
-
-static void counter_stats(void *s, const char *tenant, const char *counter, uint64_t acc, uint64_t dups)
-{
-	const cnt_counter *c = cnt_defs_counter(cnt_ingest_defs(run), tenant, strlen(tenant), counter, strlen(counter));
-	uint64_t held = c ? cnt_ingest_counter_held(run, c) : 0;
-	uint64_t smp = c ? cnt_ingest_counter_sampled_out(run, c) : 0;
-
-	cnt_stats_object(s, NULL);
-	cnt_stats_str(s, "tenant_id", tenant, -1);
-	cnt_stats_str(s, "counter_id", counter, -1);
-	cnt_stats_u64(s, "accepted", acc - held - smp);
-	cnt_stats_u64(s, "held", held);
-	cnt_stats_u64(s, "sampled_out", smp);
-	cnt_stats_u64(s, "duplicates", dups);
-	cnt_stats_double(s, "dedup_hit_rate", hit_rate(acc, dups));
-	if (c != NULL) {   /* unit cost (cnt-definitions(5), "UNIT COSTS") */
-		const cnt_counter_version *v = cnt_counter_version_at(c, now_ms);
-
-		v = v ? v : cnt_counter_version_latest(c);
-		cnt_stats_u64(s, "admitted", acc - held);
-		cnt_stats_double(s, "unit_cost_per_m", v->unit_cost_per_m);
-		cnt_stats_double(s, "cost", (double)(acc - held) / 1e6 * v->unit_cost_per_m);
-	}
-	cnt_stats_close(s);
-}
-
-/* "member_cap": {tenant: {members, cap, rejected}} for each capped tenant. */
-static void cap_stats(cnt_stats *s, const cnt_members *m, const cnt_defs *d)
-{
-	cnt_stats_object(s, "member_cap");
-	for (size_t i = 0; m != NULL && i < cnt_defs_ntenants(d); i++) {
-		const cnt_tenant *t = cnt_defs_tenant_at(d, i);
-
-		if (t->member_cap <= 0)
-			continue;
-		cnt_stats_object(s, t->tenant_id);
-		cnt_stats_u64(s, "members", cnt_members_count(m, t));
-		cnt_stats_i64(s, "cap", t->member_cap);
-		cnt_stats_u64(s, "rejected", cnt_members_rejected(m, t));
-		cnt_stats_close(s);
-	}
-	cnt_stats_close(s);
-}
-
-static void write_stats(const cnt_ingest *g, const char *path)
-{
-	const cnt_admit_stats *st = cnt_ingest_stats(g);
-	const cnt_hold_stats *hs = cnt_ingest_held(g);
-	uint64_t held = hs ? hs->held : 0, smp = cnt_ingest_sampled_out(g);
-	uint64_t out = st->accepted - held - smp;
-	const cnt_ingest_input *in;
-	cnt_stats s;
-	cnt_err err;
-	size_t n;
-
-	cnt_stats_begin(&s);
-	cnt_stats_u64(&s, "in", st->in);
-	cnt_stats_u64(&s, "out", out);
-	cnt_stats_u64(&s, "rejected", st->rejected);
-	cnt_stats_u64(&s, "duplicates", st->duplicate);
-	cnt_stats_u64(&s, "held", held);
-	cnt_stats_u64(&s, "sampled_out", smp);
-	cnt_stats_bool(&s, "balanced", st->in == out + st->rejected + st->duplicate + held + smp);
-	cnt_stats_object(&s, "held_by_signal");
-	for (int k = 0; k < CNT_HOLD_NKINDS; k++)
-		cnt_stats_u64(&s, cnt_defs_hold_name((cnt_hold_kind)k), hs ? hs->by_signal[k] : 0);
-	cnt_stats_close(&s);
-	cnt_stats_double(&s, "dedup_hit_rate", hit_rate(st->accepted, st->duplicate));
-	cnt_stats_object(&s, "rejected_by_reason");
-	for (int r = 0; r < CNT_REJ_COUNT; r++)
-		cnt_stats_u64(&s, cnt_reject_name((cnt_reject_reason)r), st->by_reason[r]);
-	cnt_stats_close(&s);
-	cnt_stats_array(&s, "counters");
-	if (cnt_ingest_each_counter(g, counter_stats, &s, &err) != 0)
-		cnt_die_err(&err);
-	cnt_stats_close(&s);
-	cnt_stats_array(&s, "inputs");
-	for (in = cnt_ingest_inputs(g, &n); n > 0; in++, n--) {
-		cnt_stats_object(&s, NULL);
-		cnt_stats_str(&s, "name", in->name, -1);
-		cnt_stats_str(&s, "format", cnt_input_format_name(in->format), -1);
-		cnt_stats_u64(&s, "records", in->records);
-		cnt_stats_close(&s);
-	}
-	cnt_stats_close(&s);
-	cnt_stats_u64(&s, "blank_lines", cnt_ingest_blank_lines(g));
-	cap_stats(&s, members, cnt_ingest_defs(g));
-	cnt_stats_write(&s, path);
 }
 
 static int64_t duration(const char *opt, const char *s, const char *eg)
@@ -278,10 +183,15 @@ int main(int argc, char **argv)
 	cnt_progress_end();
 	if (cnt_ingest_finish(g, &err) != 0)
 		cnt_die_err(&err);
-	run = g;
-	now_ms = cfg.admit.now_ms != INT64_MIN ? cfg.admit.now_ms : (int64_t)time(NULL) * 1000;
-	if (co.stats_path)
-		write_stats(g, co.stats_path);
+	if (co.stats_path) {
+		cnt_stats st;
+
+		cnt_stats_begin(&st);
+		if (cnt_stage_stats_ingest(&st, g, members,
+			cfg.admit.now_ms != INT64_MIN ? cfg.admit.now_ms : (int64_t)time(NULL) * 1000, &err) != 0)
+			cnt_die_err(&err);
+		cnt_stats_write(&st, co.stats_path);
+	}
 	if (mem_path != NULL) {   /* first: a member remembered but not logged only errs safe */
 		cnt_cli_out(&mem, mem_path);
 		if (cnt_members_write(members, mem.fd, mem_path, &err) != 0)
@@ -307,7 +217,7 @@ int main(int argc, char **argv)
 		cnt_cli_note("in %llu, out %llu, rejected %llu, duplicate %llu%s (dedup hit rate %.2f%%)",
 			(unsigned long long)st->in, (unsigned long long)(st->accepted - held),
 			(unsigned long long)st->rejected, (unsigned long long)st->duplicate, hs,
-			100.0 * hit_rate(st->accepted, st->duplicate));
+			100.0 * cnt_count_ratio(st->duplicate, st->accepted + st->duplicate));
 	}
 	cnt_ingest_free(g);
 	cnt_members_free(cfg.admit.members);

@@ -3,7 +3,10 @@
  */
 #include "cli/stage_stats.h"
 
+#include <string.h>
+
 #include "count/stage.h"
+#include "ingest/hold.h"
 
 static void top_keys(cnt_stats *s, const cnt_topkey *hot)
 {
@@ -143,4 +146,108 @@ void cnt_stage_stats_accum(cnt_stats *s, const cnt_accum_stats *st, size_t memor
 	cnt_stats_u64(s, "sum_overflows", st->sum_overflows);
 	cnt_stats_u64(s, "peak_memory_estimate", st->peak_bytes);
 	cnt_stats_u64(s, "memory_limit", memory);
+}
+
+/* ---- cnt-ingest ---- */
+
+static double hit_rate(uint64_t acc, uint64_t dups)
+{
+	return cnt_count_ratio(dups, acc + dups);   /* rounded to 6 decimals, as every tool's ratios */
+}
+
+typedef struct ingest_ctx {
+	cnt_stats *s;
+	const cnt_ingest *g;
+	int64_t now_ms;
+} ingest_ctx;
+
+static void counter_stats(void *ctx, const char *tenant, const char *counter, uint64_t acc, uint64_t dups)
+{
+	const ingest_ctx *x = ctx;
+	cnt_stats *s = x->s;
+	const cnt_counter *c = cnt_defs_counter(cnt_ingest_defs(x->g), tenant, strlen(tenant), counter, strlen(counter));
+	uint64_t held = c ? cnt_ingest_counter_held(x->g, c) : 0;
+	uint64_t smp = c ? cnt_ingest_counter_sampled_out(x->g, c) : 0;
+
+	cnt_stats_object(s, NULL);
+	cnt_stats_str(s, "tenant_id", tenant, -1);
+	cnt_stats_str(s, "counter_id", counter, -1);
+	cnt_stats_u64(s, "accepted", acc - held - smp);
+	cnt_stats_u64(s, "held", held);
+	cnt_stats_u64(s, "sampled_out", smp);
+	cnt_stats_u64(s, "duplicates", dups);
+	cnt_stats_double(s, "dedup_hit_rate", hit_rate(acc, dups));
+	if (c != NULL) {   /* unit cost (cnt-definitions(5), "UNIT COSTS") */
+		const cnt_counter_version *v = cnt_counter_version_at(c, x->now_ms);
+
+		v = v ? v : cnt_counter_version_latest(c);
+		cnt_stats_u64(s, "admitted", acc - held);
+		cnt_stats_double(s, "unit_cost_per_m", v->unit_cost_per_m);
+		cnt_stats_double(s, "cost", (double)(acc - held) / 1e6 * v->unit_cost_per_m);
+	}
+	cnt_stats_close(s);
+}
+
+/* "member_cap": {tenant: {members, cap, rejected}} for each capped tenant. */
+static void cap_stats(cnt_stats *s, const cnt_members *m, const cnt_defs *d)
+{
+	cnt_stats_object(s, "member_cap");
+	for (size_t i = 0; m != NULL && i < cnt_defs_ntenants(d); i++) {
+		const cnt_tenant *t = cnt_defs_tenant_at(d, i);
+
+		if (t->member_cap <= 0)
+			continue;
+		cnt_stats_object(s, t->tenant_id);
+		cnt_stats_u64(s, "members", cnt_members_count(m, t));
+		cnt_stats_i64(s, "cap", t->member_cap);
+		cnt_stats_u64(s, "rejected", cnt_members_rejected(m, t));
+		cnt_stats_close(s);
+	}
+	cnt_stats_close(s);
+}
+
+int cnt_stage_stats_ingest(cnt_stats *s0, const cnt_ingest *g, const cnt_members *members, int64_t now_ms,
+	cnt_err *err)
+{
+	ingest_ctx x = {s0, g, now_ms};
+	const cnt_admit_stats *st = cnt_ingest_stats(g);
+	const cnt_hold_stats *hs = cnt_ingest_held(g);
+	uint64_t held = hs ? hs->held : 0, smp = cnt_ingest_sampled_out(g);
+	uint64_t out = st->accepted - held - smp;
+	const cnt_ingest_input *in;
+	cnt_stats *s = s0;
+	size_t n;
+
+	cnt_stats_u64(s, "in", st->in);
+	cnt_stats_u64(s, "out", out);
+	cnt_stats_u64(s, "rejected", st->rejected);
+	cnt_stats_u64(s, "duplicates", st->duplicate);
+	cnt_stats_u64(s, "held", held);
+	cnt_stats_u64(s, "sampled_out", smp);
+	cnt_stats_bool(s, "balanced", st->in == out + st->rejected + st->duplicate + held + smp);
+	cnt_stats_object(s, "held_by_signal");
+	for (int k = 0; k < CNT_HOLD_NKINDS; k++)
+		cnt_stats_u64(s, cnt_defs_hold_name((cnt_hold_kind)k), hs ? hs->by_signal[k] : 0);
+	cnt_stats_close(s);
+	cnt_stats_double(s, "dedup_hit_rate", hit_rate(st->accepted, st->duplicate));
+	cnt_stats_object(s, "rejected_by_reason");
+	for (int r = 0; r < CNT_REJ_COUNT; r++)
+		cnt_stats_u64(s, cnt_reject_name((cnt_reject_reason)r), st->by_reason[r]);
+	cnt_stats_close(s);
+	cnt_stats_array(s, "counters");
+	if (cnt_ingest_each_counter(g, counter_stats, &x, err) != 0)
+		return -1;
+	cnt_stats_close(s);
+	cnt_stats_array(s, "inputs");
+	for (in = cnt_ingest_inputs(g, &n); n > 0; in++, n--) {
+		cnt_stats_object(s, NULL);
+		cnt_stats_str(s, "name", in->name, -1);
+		cnt_stats_str(s, "format", cnt_input_format_name(in->format), -1);
+		cnt_stats_u64(s, "records", in->records);
+		cnt_stats_close(s);
+	}
+	cnt_stats_close(s);
+	cnt_stats_u64(s, "blank_lines", cnt_ingest_blank_lines(g));
+	cap_stats(s, members, cnt_ingest_defs(g));
+	return 0;
 }

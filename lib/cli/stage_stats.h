@@ -1,7 +1,8 @@
 /*
  * stage_stats.h - the --stats keys of the counting stages, written in one
  * place so that cnt-dedup, cnt-window, cnt-accumulate and cnt-count (which
- * gives each step's keys under its name) cannot drift apart.
+ * gives each step's keys under its name) cannot drift apart; and
+ * cnt-ingest's.
  *
  * Each function writes a stage's keys into the object open in s (the top
  * level, or an object the caller opened) and leaves it open.
@@ -18,6 +19,8 @@
 #include "count/shardmap.h"
 #include "count/topkey.h"
 #include "count/window.h"
+#include "ingest/cap.h"
+#include "ingest/ingest.h"
 #include "model/defs.h"
 
 /* cnt-dedup(1)'s keys: loaded and kept are the state keys read and saved. */
@@ -30,5 +33,12 @@ void cnt_stage_stats_window(cnt_stats *s, const cnt_defs *defs, cnt_window *win,
 
 /* cnt-accumulate(1)'s keys; memory is the limit in bytes. */
 void cnt_stage_stats_accum(cnt_stats *s, const cnt_accum_stats *st, size_t memory);
+
+/* cnt-ingest(1)'s keys, after cnt_ingest_finish: the balance, reasons,
+ * holds, per-counter admissions and their cost at now_ms's version, the
+ * inputs, and members (NULL: no --members) against each tenant's cap.
+ * 0, or -1 with err set (out of memory). */
+int cnt_stage_stats_ingest(cnt_stats *s, const cnt_ingest *g, const cnt_members *members, int64_t now_ms,
+	cnt_err *err);
 
 #endif
