@@ -78,19 +78,22 @@ printf 'accumulate         %s s wall, %s s CPU (hourly records only: %s records,
 printf 'accumulate -d      %s s wall, %s s CPU (+ %s day records: %s bytes in all)\n' \
 	$(secs "$OUT/acc-days.time") "$D" "$(stat -c %s "$OUT/days.avro")"
 
-# project NAME ARGS...: the best of REPS runs into $OUT/NAME.{time,json}
-project() {
+# best NAME CMD...: runs CMD (its output to $OUT/NAME.out) REPS times, each
+# after removing CLEAN (a directory, when set); the run of least CPU time
+# goes to $OUT/NAME.time; then prints the records it read and whether day
+# records were used (its --stats in $OUT/NAME.json)
+best() {
 	name=$1
 	shift
-	best=''
+	least=''
 	i=0
 	while [ $i -lt "$REPS" ]; do
-		rm -rf "$OUT/views-$name"
-		/usr/bin/time -f '%e %U %S' -o "$OUT/$name.t" "$BIN/cnt-project" -d "$DEFS" -w "$OUT/views-$name" \
-			--stats "$OUT/$name.json" "$@" "$OUT/days.avro" 2>"$OUT/$name.err" || die "cnt-project $name failed: $(cat "$OUT/$name.err")"
+		[ -z "${CLEAN:-}" ] || rm -rf "$CLEAN"
+		/usr/bin/time -f '%e %U %S' -o "$OUT/$name.t" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" ||
+			die "$name failed: $(cat "$OUT/$name.err")"
 		cpu=$(awk '{ print $2 + $3 }' "$OUT/$name.t")
-		if [ -z "$best" ] || awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$cpu
+		if [ -z "$least" ] || awk -v a="$cpu" -v b="$least" 'BEGIN { exit !(a < b) }'; then
+			least=$cpu
 			cp "$OUT/$name.t" "$OUT/$name.time"
 		fi
 		i=$((i + 1))
@@ -98,6 +101,15 @@ project() {
 	set -- $(secs "$OUT/$name.time")
 	printf '%-22s %10s records  %6s s wall  %6s s CPU  day records used: %s\n' "$name" \
 		"$(jq .in "$OUT/$name.json")" "$1" "$2" "$(jq .day_rollups "$OUT/$name.json")"
+}
+
+# project NAME ARGS...: cnt-project, views into $OUT/views-NAME
+project() {
+	name=$1
+	shift
+	CLEAN=$OUT/views-$name
+	best "$name" "$BIN/cnt-project" -d "$DEFS" -w "$OUT/views-$name" --stats "$OUT/$name.json" "$@" "$OUT/days.avro"
+	CLEAN=
 }
 
 echo
@@ -112,26 +124,12 @@ for b in season90 day1; do
 done
 echo "(views from day records and from hours: the same bytes)"
 
-# series NAME ARGS...: cnt-series, the best of REPS runs into $OUT/NAME.{time,json,out}
+# series NAME ARGS...: cnt-series, the rows into $OUT/NAME.out
 series() {
 	name=$1
 	shift
-	best=''
-	i=0
-	while [ $i -lt "$REPS" ]; do
-		/usr/bin/time -f '%e %U %S' -o "$OUT/$name.t" "$BIN/cnt-series" -d "$DEFS" --counter acme/distance_m \
-			--from 2026-09-01 --to 2026-11-30 -F json --stats "$OUT/$name.json" "$@" "$OUT/days.avro" \
-			>"$OUT/$name.out" 2>"$OUT/$name.err" || die "cnt-series $name failed: $(cat "$OUT/$name.err")"
-		cpu=$(awk '{ print $2 + $3 }' "$OUT/$name.t")
-		if [ -z "$best" ] || awk -v a="$cpu" -v b="$best" 'BEGIN { exit !(a < b) }'; then
-			best=$cpu
-			cp "$OUT/$name.t" "$OUT/$name.time"
-		fi
-		i=$((i + 1))
-	done
-	set -- $(secs "$OUT/$name.time")
-	printf '%-22s %10s records  %6s s wall  %6s s CPU  day records used: %s\n' "$name" \
-		"$(jq .in "$OUT/$name.json")" "$1" "$2" "$(jq .day_rollups "$OUT/$name.json")"
+	best "$name" "$BIN/cnt-series" -d "$DEFS" --counter acme/distance_m --from 2026-09-01 --to 2026-11-30 \
+		-F json --stats "$OUT/$name.json" "$@" "$OUT/days.avro"
 }
 
 echo
