@@ -542,7 +542,7 @@ static void test_read_ahead(void)
 	for (int workers = 0; workers <= 2; workers++)
 		for (int slow = 0; slow <= 1; slow++)
 			for (int corrupt = 0; corrupt <= 1; corrupt++) {
-				char n[8];
+				char n[16];
 				cnt_records *in;
 				cnt_val v;
 				int got = 0, rc = -1;
