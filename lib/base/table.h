@@ -11,6 +11,7 @@
 #define CNT_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Zeroed memory of bytes, or NULL when out of memory.  Free with
  * cnt_table_free and the same size. */
@@ -20,5 +21,17 @@ void cnt_table_free(void *p, size_t bytes);
  * (mapped memory is remapped, not copied); the new part is zero.  NULL
  * when out of memory, p then untouched. */
 void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes);
+
+/*
+ * Doubles an open-addressed hash table in place: nslots slots (a power of
+ * two) of size bytes each at t, probed linearly from hash & (nslots - 1)
+ * with wrap-around, a slot of all zero bytes empty and no slot ever
+ * deleted.  The table is grown as cnt_table_grow does, so only the new
+ * half is fresh memory, and every entry is put again under the new mask.
+ * hash(slot, ctx) gives an entry's hash.  Returns the table of 2 * nslots
+ * slots, or NULL when out of memory (t then untouched) or when t has no
+ * empty slot.
+ */
+void *cnt_table_double(void *t, size_t nslots, size_t size, uint64_t (*hash)(const void *slot, void *ctx), void *ctx);
 
 #endif

@@ -781,6 +781,78 @@ static void test_events(void)
 }
 
 
+/* Many groups: the group index doubles in place nine times (lib/count/
+ * accum.c, grow_groups), and every key added before a doubling must be
+ * found after it.  Event k adds to key k and to two keys drawn at random
+ * from 0..k, so keys of every age are looked up after every doubling; the
+ * expected counts are tallied alongside.  A key lost from the index would
+ * come out as a second record of it, or with too small a count. */
+static void test_many_groups(void)
+{
+	enum { N = 200000 };
+	static char members[N][12];
+	static int expect[N];
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+	cnt_bucket_in in;
+	cnt_bucket b;
+	size_t records = 0, wrong = 0;
+	uint64_t x = 88172645463325252u;
+
+	CHECK(a != NULL && f != NULL);
+	if (a == NULL || f == NULL)
+		return;
+	for (int k = 0; k < N; k++)
+		snprintf(members[k], sizeof(members[k]), "m%06d", k);
+	for (int k = 0; k < N; k++)
+		for (int r = 0; r < 3; r++) {
+			int j = k;
+			cnt_windowed wv;
+
+			if (r) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				j = (int)(x % (uint64_t)(k + 1));
+			}
+			expect[j]++;
+			memset(&wv, 0, sizeof(wv));
+			wv.ev.tenant_id = S("acme");
+			wv.ev.counter_id = S("dist");
+			wv.ev.counter_version = 1;
+			wv.ev.member_ref = S(members[j]);
+			wv.ev.delta = 1;
+			wv.ev.event_time = INT64_C(1772359200000);
+			wv.ev.ingest_time = INT64_C(1772366400000);
+			wv.bucket_start = INT64_C(1772359200000) + (int64_t)(j % 3) * 3600000;
+			wv.bucket_end = wv.bucket_start + 3600000;
+			wv.exact = 1;
+			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+		}
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	CHECK_EQ_INT(cnt_accum_get_stats(a)->events, 3 * N);
+	cnt_accum_free(a);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "many", NULL, &err), 0);
+	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+		char num[12] = "";
+		int j;
+
+		memcpy(num, b.member_ref.p + 1, b.member_ref.n > 1 && b.member_ref.n < 12 ? b.member_ref.n - 1 : 0);
+		j = atoi(num);
+		records++;
+		if (j < 0 || j >= N || b.count != expect[j] ||
+		    b.bucket_start != INT64_C(1772359200000) + (int64_t)(j % 3) * 3600000)
+			wrong++;
+	}
+	CHECK_EQ_INT(records, N);
+	CHECK_EQ_INT(wrong, 0);
+	cnt_bucket_in_release(&in);
+	fclose(f);
+}
+
 /* ---- exact counters and compensations ---------------------------------- */
 
 /* One windowed event of utc/dist m1 in the 10:00 bucket; comp: a
@@ -1106,6 +1178,7 @@ int main(void)
 	RUN(test_to_json);
 	RUN(test_merge_properties);
 	RUN(test_events);
+	RUN(test_many_groups);
 	RUN(test_compensations);
 	RUN(test_dimensions);
 	return unit_report("test_accum");

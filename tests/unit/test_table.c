@@ -1,9 +1,14 @@
 /*
  * test_table.c - lib/base/table.h: zeroed, 64-byte aligned memory for
  * large tables, grown from the heap into a mapping and then remapped,
- * its contents kept and the new part zero each time; shrunk too.
+ * its contents kept and the new part zero each time; shrunk too.  And
+ * cnt_table_double, the in-place doubling of a linear-probing hash table:
+ * a cluster that wraps from the table's end to its start, tables full but
+ * for one slot, random tables small and large (mapped), each checked by
+ * finding every entry again under the new mask.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/table.h"
@@ -65,9 +70,134 @@ static void test_alloc(void)
 	cnt_table_free(NULL, 100);
 }
 
+/* A slot of the test tables: key (its hash is the key itself, so that
+ * homes can be chosen) and a value, never 0 in a used slot. */
+typedef struct tslot {
+	uint64_t key, val;
+} tslot;
+
+static uint64_t key_hash(const void *slot, void *ctx)
+{
+	(void)ctx;
+	return ((const tslot *)slot)->key;
+}
+
+static void tput(tslot *t, size_t m, uint64_t key)
+{
+	size_t j;
+
+	for (j = key & m; t[j].val; j = (j + 1) & m)
+		;
+	t[j].key = key;
+	t[j].val = key * 2 + 1;
+}
+
+/* Entries of t (mask m) found by a lookup from their home; all must be. */
+static size_t found(const tslot *t, size_t m, const uint64_t *keys, size_t n)
+{
+	size_t hits = 0;
+
+	for (size_t k = 0; k < n; k++)
+		for (size_t j = keys[k] & m; t[j].val; j = (j + 1) & m)
+			if (t[j].key == keys[k] && t[j].val == keys[k] * 2 + 1) {
+				hits++;
+				break;
+			}
+	return hits;
+}
+
+static size_t used(const tslot *t, size_t n)
+{
+	size_t u = 0;
+
+	for (size_t i = 0; i < n; i++)
+		u += t[i].val != 0;
+	return u;
+}
+
+/* keys[0..n) into a table of size slots, doubled; every key found again. */
+static void double_and_check(size_t size, const uint64_t *keys, size_t n)
+{
+	tslot *t = cnt_table_alloc(size * sizeof(*t)), *d;
+
+	CHECK(t != NULL);
+	if (t == NULL)
+		return;
+	for (size_t k = 0; k < n; k++)
+		tput(t, size - 1, keys[k]);
+	CHECK_EQ_INT(found(t, size - 1, keys, n), n);
+	d = cnt_table_double(t, size, sizeof(*t), key_hash, NULL);
+	CHECK(d != NULL);
+	if (d == NULL) {
+		cnt_table_free(t, size * sizeof(*t));
+		return;
+	}
+	CHECK_EQ_INT(used(d, 2 * size), n);
+	CHECK_EQ_INT(found(d, 2 * size - 1, keys, n), n);
+	cnt_table_free(d, 2 * size * sizeof(*d));
+}
+
+static void test_double_wrapping_cluster(void)
+{
+	/* 8 slots: 15 lands at 7, 7 wraps to 0 behind it, 23 to 1, and 6 sits
+	 * at home.  Doubled, 15 moves to the upper half and 7 must still be
+	 * found from its home 7: putting 7 again before 15 had moved would
+	 * put it past 15 (at 8), and 15's move would then cut it off. */
+	uint64_t keys[] = {6, 15, 7, 23};
+
+	double_and_check(8, keys, 4);
+	/* the same with the cluster running further round */
+	{
+		uint64_t more[] = {13, 5, 21, 29, 14, 6, 30};
+
+		double_and_check(8, more, 7);
+	}
+}
+
+static void test_double_random(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15u;
+	static uint64_t keys[1 << 16];
+
+	for (int round = 0; round < 400; round++) {
+		size_t size = (size_t)8 << (round % 10), n;
+
+		/* half full (the tables' own limit) up to full but one slot */
+		n = round % 3 == 0 ? size - 1 : round % 3 == 1 ? size / 2 : size * 3 / 4;
+		for (size_t k = 0; k < n; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* homes crowded into the last quarter in some rounds */
+			keys[k] = round % 4 == 0 ? (x & ~(uint64_t)(size - 1)) | (size - 1 - x % (size / 4)) : x;
+		}
+		double_and_check(size, keys, n);
+	}
+	/* large: the table is mapped and remapped (4 MiB and up) */
+	for (size_t k = 0; k < 1 << 16; k++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		keys[k] = x;
+	}
+	double_and_check((size_t)1 << 18, keys, 1 << 16);
+}
+
+static void test_double_full(void)
+{
+	tslot *t = cnt_table_alloc(8 * sizeof(*t));
+
+	CHECK(t != NULL);
+	for (uint64_t k = 0; t && k < 8; k++)
+		tput(t, 7, k * 3);
+	/* no empty slot: refused, the table as it was */
+	CHECK(cnt_table_double(t, 8, sizeof(*t), key_hash, NULL) == NULL);
+	CHECK_EQ_INT(used(t, 8), 8);
+	cnt_table_free(t, 8 * sizeof(*t));
+}
+
 int main(void)
 {
 	RUN(test_grow_keeps_contents);
 	RUN(test_alloc);
+	RUN(test_double_wrapping_cluster);
+	RUN(test_double_random);
+	RUN(test_double_full);
 	return unit_report("test_table");
 }
