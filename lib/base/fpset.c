@@ -87,26 +87,21 @@ void cnt_fpset_release(cnt_fpset *s)
 	s->count = 0;
 }
 
+static uint64_t slot_hash(const void *slot, void *ctx)
+{
+	(void)ctx;
+	return ((const cnt_fpset_slot *)slot)->lo;
+}
+
+/* Doubled in place (base/table.h): only the new half is fresh memory. */
 static int grow(cnt_fpset *s)
 {
-	size_t cap = (s->mask + 1) * 2;
-	cnt_fpset_slot *n = slots_new(cap);
+	cnt_fpset_slot *n = cnt_table_double(s->slots, s->mask + 1, sizeof(*n), slot_hash, NULL);
 
 	if (n == NULL)
 		return -1;
-	for (size_t i = 0; i <= s->mask; i++) {
-		cnt_fpset_slot *o = &s->slots[i];
-		size_t j;
-
-		if (o->hi == 0 && o->lo == 0)
-			continue;
-		for (j = o->lo & (cap - 1); n[j].hi | n[j].lo; j = (j + 1) & (cap - 1))
-			;
-		n[j] = *o;
-	}
-	slots_free(s->slots, s->mask + 1);
 	s->slots = n;
-	s->mask = cap - 1;
+	s->mask = s->mask * 2 + 1;
 	return 0;
 }
 
