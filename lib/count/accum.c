@@ -23,15 +23,18 @@ enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
 
 /* A group's aggregates, laid out for the cache: the first line holds
  * the key and what every on-time event of an exact counter changes, the
- * second the rest of what an on-time event touches, the third what only
- * late, approx and compensating events do.  Groups are 64-byte aligned
- * (cnt_table_grow), so a group is three lines and an event touches two. */
+ * second the rest of what an on-time event touches.  What only late and
+ * approx events change is a cold part of its own (agg_cold), made for the
+ * groups that have one: at 10 M events no group of the benchmark's has,
+ * and a third line in each would be 300 MB more of fresh memory.  Groups
+ * are 64-byte aligned (cnt_table_grow), so a group is two whole lines. */
 typedef struct agg {
 	/* line 0 */
 	uint32_t stream, member;
 	uint32_t dim;            /* 0: the member's total; else dimension pair id + 1 */
 	int32_t shard;
 	uint32_t flags;
+	uint32_t cold1;          /* its cold part's index + 1; 0: none, all zero */
 	int64_t bucket_start;
 	int64_t count;
 	int64_t max_ingest_time, ningest;  /* ningest: its multiplicity */
@@ -44,15 +47,19 @@ typedef struct agg {
 	cnt_hll *sketch;
 	int64_t bucket_end;
 	int64_t late_count;
-	/* line 2 */
+} __attribute__((aligned(64))) agg;
+
+_Static_assert(sizeof(agg) == 128 && offsetof(agg, nlast) == 64, "a group is two cache lines");
+
+/* What only late, approx and compensating events of a group change. */
+typedef struct agg_cold {
 	cnt_i128 late_sum;
 	cnt_i128 sum_var;        /* approx: variance estimate of sum, wrapping */
 	int64_t sampled;         /* approx: on-time events read (bucket.h) */
 	cnt_hll *late_sketch;
-} __attribute__((aligned(64))) agg;
+} agg_cold;
 
-_Static_assert(sizeof(agg) == 192 && offsetof(agg, nlast) == 64 && offsetof(agg, late_sum) == 128,
-	"a group is three cache lines, the hot fields in the first two");
+static const agg_cold no_cold;
 
 /* Hash-table slots carry what a lookup compares, so that a probe touches
  * one cache line, not the entry it points to (see cnt_accum_add_events). */
@@ -116,6 +123,8 @@ struct cnt_accum {
 	/* groups */
 	agg *groups;
 	size_t ngroups, cgroups;
+	agg_cold *colds;     /* the groups' cold parts (agg.cold1) */
+	size_t ncolds, ccolds;
 	gslot *gslots;
 	size_t gmask;
 	size_t sketch_bytes;
@@ -136,7 +145,7 @@ void cnt_accum_on_stale(cnt_accum *a, void (*cb)(void *ctx, const cnt_bucket *b,
 
 static size_t mem_estimate(const cnt_accum *a)
 {
-	return a->cgroups * sizeof(agg) + (a->gmask + 1) * sizeof(gslot) +
+	return a->cgroups * sizeof(agg) + a->ccolds * sizeof(agg_cold) + (a->gmask + 1) * sizeof(gslot) +
 		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
 		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes +
 		a->ddata.cap + a->cdpairs * sizeof(dpair) + (a->dslots ? (a->dmask + 1) * sizeof(uint32_t) : 0);
@@ -166,17 +175,52 @@ cnt_accum *cnt_accum_new(size_t memory_limit, const char *tmpdir, cnt_err *err)
 	return a;
 }
 
-static void release_sketches(agg *g)
+/* The cold part of g: read only (all zero when it has none). */
+static const agg_cold *cold_get(const cnt_accum *a, const agg *g)
+{
+	return g->cold1 ? &a->colds[g->cold1 - 1] : &no_cold;
+}
+
+/* The cold part of g, made when it has none; NULL when out of memory.
+ * Making one moves the others: use the pointer before the next call. */
+static agg_cold *cold_of(cnt_accum *a, agg *g)
+{
+	if (g->cold1)
+		return &a->colds[g->cold1 - 1];
+	if (a->ncolds == a->ccolds) {
+		size_t c = a->ccolds ? a->ccolds * 2 : 256;
+		agg_cold *v = c <= UINT32_MAX ? realloc(a->colds, c * sizeof(*v)) : NULL;
+
+		if (v == NULL)
+			return NULL;
+		a->colds = v;
+		a->ccolds = c;
+	}
+	memset(&a->colds[a->ncolds], 0, sizeof(agg_cold));
+	g->cold1 = (uint32_t)++a->ncolds;
+	return &a->colds[g->cold1 - 1];
+}
+
+/* Whether b has anything a group keeps in its cold part. */
+static int has_cold(const cnt_bucket *b)
+{
+	return b->late_sum != 0 || b->sum_var != 0 || b->sampled != 0 || b->late_sketch.p != NULL;
+}
+
+static void release_sketches(cnt_accum *a, agg *g)
 {
 	cnt_hll_free(g->sketch);
-	cnt_hll_free(g->late_sketch);
-	g->sketch = g->late_sketch = NULL;
+	g->sketch = NULL;
+	if (g->cold1) {
+		cnt_hll_free(a->colds[g->cold1 - 1].late_sketch);
+		a->colds[g->cold1 - 1].late_sketch = NULL;
+	}
 }
 
 static void free_sketches(cnt_accum *a)
 {
 	for (size_t i = 0; i < a->ngroups; i++)
-		release_sketches(&a->groups[i]);
+		release_sketches(a, &a->groups[i]);
 	a->sketch_bytes = 0;
 }
 
@@ -206,6 +250,7 @@ void cnt_accum_free(cnt_accum *a)
 	free(a->mlen);
 	cnt_table_free(a->mslots, (a->mmask + 1) * sizeof(mslot));
 	cnt_table_free(a->groups, a->cgroups * sizeof(agg));
+	free(a->colds);
 	cnt_table_free(a->gslots, (a->gmask + 1) * sizeof(gslot));
 	free(a->tmpdir);
 	pthread_mutex_destroy(&a->zone_mu);
@@ -441,7 +486,7 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 	}
 	if (a->ngroups == a->cgroups) {
 		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
-		/* aligned (a group is three whole lines), remapped
+		/* aligned (a group is two whole lines), remapped
 		 * rather than copied when large (base/table.h) */
 		agg *v = cnt_table_grow(a->groups, a->cgroups * sizeof(agg), c * sizeof(agg));
 
@@ -516,7 +561,8 @@ static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_e
 static void latest_last(agg *g, int64_t u, int64_t m);
 static void latest_ingest(agg *g, int64_t u, int64_t m);
 
-static void merge_numbers(agg *g, const cnt_bucket *b)
+/* c: g's cold part, or NULL when b has nothing for it (has_cold). */
+static void merge_numbers(agg *g, agg_cold *c, const cnt_bucket *b)
 {
 	g->count += b->count;
 	g->sum += b->sum;
@@ -532,9 +578,11 @@ static void merge_numbers(agg *g, const cnt_bucket *b)
 		latest_last(g, b->last_event_time, b->last_count);
 	latest_ingest(g, b->max_ingest_time, b->ingest_count);
 	g->late_count += b->late_count;
-	g->late_sum += b->late_sum;
-	g->sampled += b->sampled;
-	g->sum_var = (cnt_i128)((unsigned __int128)g->sum_var + (unsigned __int128)b->sum_var);
+	if (c == NULL)
+		return;
+	c->late_sum += b->late_sum;
+	c->sampled += b->sampled;
+	c->sum_var = (cnt_i128)((unsigned __int128)c->sum_var + (unsigned __int128)b->sum_var);
 }
 
 static int spill(cnt_accum *a, cnt_err *err);
@@ -588,14 +636,14 @@ static void latest_ingest(agg *g, int64_t u, int64_t m)
  * d*d*w*(w-1) to sum_var (the Horvitz-Thompson variance estimate,
  * 128-bit wrapping; cnt-bucket(5)).  sign -1 takes all of it out again
  * (a compensation). */
-static void add_sampled(agg *g, const cnt_windowed *w, int sign)
+static void add_sampled(agg_cold *c, const cnt_windowed *w, int sign)
 {
 	int64_t wt = (int64_t)1 << w->sample, d = w->ev.delta;
 	unsigned __int128 v = (unsigned __int128)((cnt_i128)d * d) * (uint64_t)wt * (uint64_t)(wt - 1);
 
-	g->sampled += sign;
-	g->sum_var = (cnt_i128)(sign > 0 ? (unsigned __int128)g->sum_var + v
-					 : (unsigned __int128)g->sum_var - v);
+	c->sampled += sign;
+	c->sum_var = (cnt_i128)(sign > 0 ? (unsigned __int128)c->sum_var + v
+					 : (unsigned __int128)c->sum_var - v);
 }
 
 /* total: g is the member's total (else a breakdown record, whose events
@@ -607,6 +655,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, uint6
 	/* the event's weight: 1, or 2^L for an approx counter's sample */
 	int64_t wt = w->sample > 0 ? (int64_t)1 << w->sample : 1;
 	cnt_i128 dw = (cnt_i128)e->delta * wt;
+	agg_cold *c = NULL;
 
 	if (total) {
 		a->st.events++;
@@ -625,17 +674,21 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, uint6
 		if (total)
 			a->st.compensations++;
 		latest_ingest(g, e->ingest_time, -1);
+		if (w->late || w->sample >= 0) {
+			if ((c = cold_of(a, g)) == NULL)
+				return cnt_err_nomem(err);
+		}
 		if (w->late) {
 			if (total)
 				a->st.late_events++;
 			g->late_count -= wt;
-			g->late_sum += dw;
+			c->late_sum += dw;
 		} else {
 			g->count -= wt;
 			g->sum += dw;
 			latest_last(g, e->event_time, -1);
 			if (w->sample >= 0)
-				add_sampled(g, w, -1);
+				add_sampled(c, w, -1);
 		}
 		return 0;
 	}
@@ -644,17 +697,22 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, uint6
 		/* Kept apart: counted, never folded into the on-time values. */
 		if (total)
 			a->st.late_events++;
+		if ((c = cold_of(a, g)) == NULL)
+			return cnt_err_nomem(err);
 		g->late_count += wt;
-		g->late_sum += dw;
-		if (!w->exact && e->item.p && sketch_add(a, &g->late_sketch, ih, w->hll_precision) != 0)
+		c->late_sum += dw;
+		if (!w->exact && e->item.p && sketch_add(a, &c->late_sketch, ih, w->hll_precision) != 0)
 			return cnt_err_nomem(err);
 		return 0;
 	}
 	g->count += wt;
 	g->sum += dw;
 	latest_last(g, e->event_time, 1);
-	if (w->sample >= 0)
-		add_sampled(g, w, 1);
+	if (w->sample >= 0) {
+		if ((c = cold_of(a, g)) == NULL)
+			return cnt_err_nomem(err);
+		add_sampled(c, w, 1);
+	}
 	/* An exact (or approx) counter's value is its sum: no minimum,
 	 * maximum or sketch, which a compensation could not undo. */
 	if (w->exact)
@@ -746,7 +804,7 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		ih[i] = cnt_hll_hash(e->item.p, e->item.n);
 		if (sketches(w[i])) {
 			const agg *g = &a->groups[gi[i]];
-			const cnt_hll *h = w[i]->late ? g->late_sketch : g->sketch;
+			const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : g->sketch;
 
 			any_item = 1;
 			if (h)
@@ -757,7 +815,7 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		for (size_t i = 0; i < n; i++)
 			if (sketches(w[i])) {
 				const agg *g = &a->groups[gi[i]];
-				const cnt_hll *h = w[i]->late ? g->late_sketch : g->sketch;
+				const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : g->sketch;
 
 				if (h)
 					cnt_hll_prefetch(h, ih[i]);
@@ -791,6 +849,8 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	ssize_t gi;
 	agg *g;
 
+	agg_cold *c = NULL;
+
 	if (b->dim.n > 0 && memchr(b->dim.p, 0, b->dim.n) != NULL)
 		return cnt_err_set(err, "a bucket record's dimension holds a NUL byte: corrupt file");
 	if (stream_of(a, b->tenant_id, b->counter_id, b->counter_version, &s) != 0 ||
@@ -804,9 +864,11 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	/* A breakdown record's events are those of the total record too. */
 	if (d == 0)
 		a->st.events_in_buckets += (uint64_t)b->count + (uint64_t)b->late_count;
-	merge_numbers(g, b);
+	if (has_cold(b) && (c = cold_of(a, g)) == NULL)
+		return cnt_err_nomem(err);
+	merge_numbers(g, c, b);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
-	    sketch_merge_bytes(a, &g->late_sketch, b->late_sketch, err) != 0)
+	    (c && sketch_merge_bytes(a, &c->late_sketch, b->late_sketch, err) != 0))
 		return -1;
 	return (a->st.buckets_in & 255) == 0 ? check_memory(a, err) : 0;
 }
@@ -886,7 +948,16 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 		a->groups[gi].stream = s;
 		a->groups[gi].member = mid;
 		a->groups[gi].dim = d;
-		o->sketch = o->late_sketch = NULL;   /* a's now */
+		a->groups[gi].cold1 = 0;
+		if (o->cold1) {
+			agg_cold *c = cold_of(a, &a->groups[gi]);
+
+			if (c == NULL)
+				goto oom;
+			*c = b->colds[o->cold1 - 1];
+			b->colds[o->cold1 - 1].late_sketch = NULL;   /* a's now */
+		}
+		o->sketch = NULL;   /* a's now */
 	}
 	free(mmap1);
 	free(smap1);
@@ -1014,7 +1085,7 @@ static int sink_commit(const sink *k, cnt_err *err)
 
 /* Writes one record from a group's aggregates and its key strings. */
 static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, cnt_slice dim, cnt_slice dval,
-	const agg *g, cnt_err *err)
+	const agg *g, const agg_cold *c, cnt_err *err)
 {
 	cnt_bucket b;
 	int total = dim.n == 0;
@@ -1022,7 +1093,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 	/* In the final output, a record left with no event (every event of
 	 * it retracted) is not written: a rebuild without those events has
 	 * no such key.  Spill runs keep it, so that spilling changes nothing. */
-	if (a->final && g->count == 0 && g->late_count == 0 && g->sum == 0 && g->late_sum == 0) {
+	if (a->final && g->count == 0 && g->late_count == 0 && g->sum == 0 && c->late_sum == 0) {
 		a->st.emptied++;
 		return 0;
 	}
@@ -1048,11 +1119,11 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 	b.last_event_time = g->last_event_time;
 	b.max_ingest_time = g->max_ingest_time;
 	b.late_count = g->late_count;
-	b.late_sum = g->late_sum;
+	b.late_sum = c->late_sum;
 	b.last_count = g->nlast;
 	b.ingest_count = g->ningest;
-	b.sampled = g->sampled;
-	b.sum_var = g->sum_var;
+	b.sampled = c->sampled;
+	b.sum_var = c->sum_var;
 	/* Every on-time event of the record retracted: a rebuild has no
 	 * on-time event, hence no last_event_time.  (In a spill run the time
 	 * is kept, so that spilling changes nothing.) */
@@ -1067,8 +1138,8 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		b.sketch.p = (const char *)a->s1.p;
 		b.sketch.n = a->s1.len;
 	}
-	if (g->late_sketch) {
-		if (cnt_hll_serialize(g->late_sketch, &a->s2) != 0)
+	if (c->late_sketch) {
+		if (cnt_hll_serialize(c->late_sketch, &a->s2) != 0)
 			return cnt_err_nomem(err);
 		b.late_sketch.p = (const char *)a->s2.p;
 		b.late_sketch.n = a->s2.len;
@@ -1092,7 +1163,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, sink_buf(w)) != 0)
 		return cnt_err_nomem(err);
-	if (a->final && a->days && cnt_rollup_add(a->days, &b, g->sketch, g->late_sketch, err) != 0)
+	if (a->final && a->days && cnt_rollup_add(a->days, &b, g->sketch, c->late_sketch, err) != 0)
 		return -1;
 	return sink_commit(w, err);
 }
@@ -1171,17 +1242,16 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 
 			__builtin_prefetch(ahead);
 			__builtin_prefetch((const char *)ahead + 64);
-			__builtin_prefetch((const char *)ahead + 128);
 		}
 
 		if (g->dim)
 			dpair_get(a, g->dim, &dim, &dval);
-		if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, err) != 0)
+		if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, cold_get(a, g), err) != 0)
 			goto out;
 		/* the output's last use of the sketches: free them while they
 		 * are at hand (in the writing thread, with halves) */
 		if (a->final)
-			release_sketches(&a->groups[recs[i].idx]);
+			release_sketches(a, &a->groups[recs[i].idx]);
 	}
 	rc = 0;
 out:
@@ -1204,6 +1274,9 @@ static int reset_groups(cnt_accum *a)
 	cnt_table_free(a->groups, a->cgroups * sizeof(agg));
 	a->groups = NULL;
 	a->ngroups = a->cgroups = 0;
+	free(a->colds);
+	a->colds = NULL;
+	a->ncolds = a->ccolds = 0;
 	free(a->moff);
 	free(a->mlen);
 	a->moff = NULL;
@@ -1341,6 +1414,7 @@ static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 		heap_down(r, heap, n, i);
 	while (n > 0) {
 		agg g;
+		agg_cold gc;
 		stream s;
 		cnt_slice member, dim, dval;
 		cnt_bucket k;
@@ -1373,6 +1447,7 @@ static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 		k.dim = dim;
 		k.dim_value = dval;
 		memset(&g, 0, sizeof(g));
+		memset(&gc, 0, sizeof(gc));
 		g.bucket_start = k.bucket_start;
 		g.bucket_end = k.bucket_end;
 		g.shard = k.shard;
@@ -1381,9 +1456,9 @@ static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 			run *top = &r[heap[0]];
 			int got;
 
-			merge_numbers(&g, &top->cur);
+			merge_numbers(&g, &gc, &top->cur);
 			if (sketch_merge_bytes(NULL, &g.sketch, top->cur.sketch, err) != 0 ||
-			    sketch_merge_bytes(NULL, &g.late_sketch, top->cur.late_sketch, err) != 0)
+			    sketch_merge_bytes(NULL, &gc.late_sketch, top->cur.late_sketch, err) != 0)
 				goto fail_g;
 			got = cnt_bucket_in_next(&top->in, &top->cur, err);
 			if (got < 0)
@@ -1392,9 +1467,10 @@ static int merge_runs(cnt_accum *a, const sink *w, cnt_err *err)
 				heap[0] = heap[--n];
 			heap_down(r, heap, n, 0);
 		}
-		rc = emit(a, w, &s, member, dim, dval, &g, err);
+		rc = emit(a, w, &s, member, dim, dval, &g, &gc, err);
 fail_g:
-		release_sketches(&g);
+		cnt_hll_free(g.sketch);
+		cnt_hll_free(gc.late_sketch);
 		if (rc != 0)
 			goto out;
 		rc = -1;
