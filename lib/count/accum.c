@@ -143,9 +143,12 @@ void cnt_accum_on_stale(cnt_accum *a, void (*cb)(void *ctx, const cnt_bucket *b,
 	a->stale_ctx = ctx;
 }
 
+/* The groups count as many as there are: their table is a mapping whose
+ * pages past the last group are never touched (base/table.h).  The
+ * indexes count whole: a lookup touches them anywhere. */
 static size_t mem_estimate(const cnt_accum *a)
 {
-	return a->cgroups * sizeof(agg) + a->ccolds * sizeof(agg_cold) + (a->gmask + 1) * sizeof(gslot) +
+	return a->ngroups * sizeof(agg) + a->ccolds * sizeof(agg_cold) + (a->gmask + 1) * sizeof(gslot) +
 		a->mdata.cap + a->cmembers * (sizeof(size_t) + sizeof(uint32_t)) +
 		(a->mmask + 1) * sizeof(mslot) + a->sketch_bytes +
 		a->ddata.cap + a->cdpairs * sizeof(dpair) + (a->dslots ? (a->dmask + 1) * sizeof(uint32_t) : 0);
@@ -587,13 +590,41 @@ static void merge_numbers(agg *g, agg_cold *c, const cnt_bucket *b)
 
 static int spill(cnt_accum *a, cnt_err *err);
 
+/*
+ * What the accumulator's tables would add to the estimate if those within
+ * a batch or two of growing grew now.  Each doubles when it fills (the
+ * indexes at half full), and a doubling is the estimate's largest single
+ * step: a quarter of it for the group index at 10 M events.  check_memory
+ * spills before such a step would pass the limit, not after, which would
+ * leave the peak that far over.  The margin of 1024 entries (64 bytes of
+ * name each) covers a batch of events with their breakdown records, or
+ * the 256 bucket records between two checks of cnt_accum_add_bucket.
+ */
+static size_t next_growth(const cnt_accum *a)
+{
+	enum { MARGIN = 1024 };
+	size_t g = 0;
+
+	if (a->ngroups + MARGIN > (a->gmask + 1) / 2)
+		g += (a->gmask + 1) * sizeof(gslot);
+	if (a->nmembers + MARGIN > (a->mmask + 1) / 2)
+		g += (a->mmask + 1) * sizeof(mslot);
+	if (a->nmembers + MARGIN > a->cmembers)
+		g += a->cmembers * (sizeof(size_t) + sizeof(uint32_t));
+	if (a->mdata.len + MARGIN * 64 > a->mdata.cap)
+		g += a->mdata.cap;
+	if (a->ncolds + MARGIN > a->ccolds)
+		g += a->ccolds * sizeof(agg_cold);
+	return g;
+}
+
 static int check_memory(cnt_accum *a, cnt_err *err)
 {
 	size_t m = mem_estimate(a);
 
 	if (m > a->st.peak_bytes)
 		a->st.peak_bytes = m;
-	if (a->limit && m > a->limit && a->ngroups > 0)
+	if (a->limit && a->ngroups > 0 && m + next_growth(a) > a->limit)
 		return spill(a, err);
 	return 0;
 }
