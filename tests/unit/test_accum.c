@@ -790,7 +790,7 @@ static void test_events(void)
 static void test_many_groups(void)
 {
 	enum { N = 200000 };
-	static char members[N][12];
+	static char members[N][16];
 	static int expect[N];
 	cnt_err err;
 	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
@@ -861,7 +861,7 @@ static void test_many_groups(void)
 static void test_memory_bound(void)
 {
 	enum { N = 300000 };
-	static char members[N][12];
+	static char members[N][16];
 	size_t limits[] = {0, (size_t)3 << 20, (size_t)5 << 20, (size_t)8 << 20, (size_t)13 << 20};
 	cnt_buf out[5] = {CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT};
 
