@@ -781,6 +781,26 @@ static void test_events(void)
 }
 
 
+/* An on-time event of acme/dist, an exact counter, for member in the
+ * hour'th hourly bucket from 2026-03-01T10:00Z. */
+static cnt_windowed exact_event(const char *member, int64_t delta, int hour)
+{
+	cnt_windowed wv;
+
+	memset(&wv, 0, sizeof(wv));
+	wv.ev.tenant_id = S("acme");
+	wv.ev.counter_id = S("dist");
+	wv.ev.counter_version = 1;
+	wv.ev.member_ref = S(member);
+	wv.ev.delta = delta;
+	wv.ev.event_time = INT64_C(1772359200000);
+	wv.ev.ingest_time = INT64_C(1772366400000);
+	wv.bucket_start = INT64_C(1772359200000) + (int64_t)hour * 3600000;
+	wv.bucket_end = wv.bucket_start + 3600000;
+	wv.exact = 1;
+	return wv;
+}
+
 /* Many groups: the group index doubles in place nine times (lib/count/
  * accum.c, grow_groups), and every key added before a doubling must be
  * found after it.  Event k adds to key k and to two keys drawn at random
@@ -816,17 +836,7 @@ static void test_many_groups(void)
 				j = (int)(x % (uint64_t)(k + 1));
 			}
 			expect[j]++;
-			memset(&wv, 0, sizeof(wv));
-			wv.ev.tenant_id = S("acme");
-			wv.ev.counter_id = S("dist");
-			wv.ev.counter_version = 1;
-			wv.ev.member_ref = S(members[j]);
-			wv.ev.delta = 1;
-			wv.ev.event_time = INT64_C(1772359200000);
-			wv.ev.ingest_time = INT64_C(1772366400000);
-			wv.bucket_start = INT64_C(1772359200000) + (int64_t)(j % 3) * 3600000;
-			wv.bucket_end = wv.bucket_start + 3600000;
-			wv.exact = 1;
+			wv = exact_event(members[j], 1, j % 3);
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
 	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
@@ -877,19 +887,8 @@ static void test_memory_bound(void)
 		if (a == NULL || f == NULL)
 			return;
 		for (int k = 0; k < N; k++) {
-			cnt_windowed wv;
+			cnt_windowed wv = exact_event(members[(int)((int64_t)k * 7919 % N)], k, 0);
 
-			memset(&wv, 0, sizeof(wv));
-			wv.ev.tenant_id = S("acme");
-			wv.ev.counter_id = S("dist");
-			wv.ev.counter_version = 1;
-			wv.ev.member_ref = S(members[(int)((int64_t)k * 7919 % N)]);
-			wv.ev.delta = k;
-			wv.ev.event_time = INT64_C(1772359200000);
-			wv.ev.ingest_time = INT64_C(1772366400000);
-			wv.bucket_start = INT64_C(1772359200000);
-			wv.bucket_end = wv.bucket_start + 3600000;
-			wv.exact = 1;
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
 		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
