@@ -16,7 +16,8 @@
 static const char usage[] =
 	"usage: cnt-count -d definitions [-s state] [-o file] [-D file] [-r file]\n"
 	"                 [--shards n | --shard-map file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                 [--threads n] [--no-days] [--stats file] [-v] [--progress | --no-progress]\n"
+	"                 [--threads n] [--no-days] [--strict] [--stats file] [-v]\n"
+	"                 [--progress | --no-progress]\n"
 	"                 [file ...]\n";
 
 static const char help[] =
@@ -39,6 +40,8 @@ static const char help[] =
 	"      --level N           compression level\n"
 	"      --threads N         1, or 2 (default): a reader thread beside the counting\n"
 	"      --no-days           no local-day roll-ups (cnt-accumulate without -d)\n"
+	"      --strict            fail (status 2, nothing written) when a record is\n"
+	"                          stale, as cnt-accumulate --strict\n"
 	"      --stats FILE        counts as one JSON object, each stage's under its name\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -48,7 +51,7 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT };
 
 /* --stats: the chain's totals, then each stage's keys as its tool gives them. */
 static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter *f, cnt_window *win,
@@ -102,6 +105,7 @@ int main(int argc, char **argv)
 		{"level", required_argument, NULL, CNT_OPT_LEVEL},
 		{"threads", required_argument, NULL, OPT_THREADS},
 		{"no-days", no_argument, NULL, OPT_NO_DAYS},
+		{"strict", no_argument, NULL, OPT_STRICT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -109,7 +113,7 @@ int main(int argc, char **argv)
 	const char *defs_path = NULL, *out_path = NULL;
 	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL;
 	cnt_shardmap *map = NULL;
-	int level = -1, codec_set = 0, c, nin, days = 1;
+	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0;
 	uint32_t shards = 1;
 	size_t memory = 0, loaded;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -144,6 +148,7 @@ int main(int argc, char **argv)
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		case OPT_THREADS: fu.threads = (int)cnt_cli_uint("--threads", optarg, 1, 2); break;
 		case OPT_NO_DAYS: days = 0; break;
+		case OPT_STRICT: strict = 1; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -197,6 +202,10 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(fu.filter);
 	st = cnt_accum_get_stats(fu.acc);
+	/* before anything is saved: the state too stays as it was */
+	if (strict && st->stale)
+		cnt_die("%" PRIu64 " stale records: compensations counted with their originals left their latest "
+			"times unknown (cnt-retract --rebuild recounts them)", st->stale);
 	cnt_dedup_outs_save(&side, &dd);
 	if (co.stats_path)
 		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side.kept, shards, map, memory);

@@ -879,7 +879,6 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	uint32_t s, m, d = 0;
 	ssize_t gi;
 	agg *g;
-
 	agg_cold *c = NULL;
 
 	if (b->dim.n > 0 && memchr(b->dim.p, 0, b->dim.n) != NULL)
