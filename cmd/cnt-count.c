@@ -14,7 +14,7 @@
 #include "count/rollup.h"
 
 static const char usage[] =
-	"usage: cnt-count -d definitions [-s state] [-o file] [-D file] [-r file]\n"
+	"usage: cnt-count -d definitions [-s state] [--snapshots dir] [-o file] [-D file] [-r file]\n"
 	"                 [--shards n | --shard-map file] [-m size] [-T dir] [-c codec] [--level n]\n"
 	"                 [--threads n] [--no-days] [--strict] [--stats file] [-v]\n"
 	"                 [--progress | --no-progress]\n"
@@ -26,6 +26,8 @@ static const char help[] =
 	"\n"
 	"  -d, --definitions FILE  tenants and counters; required\n"
 	"  -s, --state FILE        dedup state: read if it exists, rewritten (cnt-dedup -s)\n"
+	"      --snapshots DIR     after each input segment, the state as it stands\n"
+	"                          then, as DIR/<segment file name>.state (cnt-dedup)\n"
 	"  -o, --output FILE       bucket file (default standard output)\n"
 	"  -D, --duplicates FILE   the dropped duplicates, as events\n"
 	"  -r, --rejects FILE      events naming an undeclared tenant or counter\n"
@@ -51,7 +53,21 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT, OPT_SNAPSHOTS };
+
+/* --snapshots: called by the fused run after each segment (on its reader). */
+typedef struct snapshots {
+	cnt_dedup *dd;
+	const char *dir;
+	char **names;
+} snapshots;
+
+static void snapshot(void *ctx, size_t i)
+{
+	const snapshots *s = ctx;
+
+	cnt_snapshot_save(s->dd, s->dir, s->names[i]);
+}
 
 /* --stats: the chain's totals, then each stage's keys as its tool gives them. */
 static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter *f, cnt_window *win,
@@ -106,12 +122,13 @@ int main(int argc, char **argv)
 		{"threads", required_argument, NULL, OPT_THREADS},
 		{"no-days", no_argument, NULL, OPT_NO_DAYS},
 		{"strict", no_argument, NULL, OPT_STRICT},
+		{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *out_path = NULL;
-	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL;
+	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL, *snap_dir = NULL;
 	cnt_shardmap *map = NULL;
 	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0;
 	uint32_t shards = 1;
@@ -131,6 +148,7 @@ int main(int argc, char **argv)
 	const cnt_dedup_totals *t;
 	const cnt_accum_stats *st;
 	cnt_rollup_zones zones;
+	snapshots snaps;
 
 	cnt_cli_init("cnt-count", usage, help);
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
@@ -149,6 +167,7 @@ int main(int argc, char **argv)
 		case OPT_THREADS: fu.threads = (int)cnt_cli_uint("--threads", optarg, 1, 2); break;
 		case OPT_NO_DAYS: days = 0; break;
 		case OPT_STRICT: strict = 1; break;
+		case OPT_SNAPSHOTS: snap_dir = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -156,6 +175,8 @@ int main(int argc, char **argv)
 		cnt_die_usage("-d definitions is required");
 	if (map_path && shards != 1)
 		cnt_die_usage("--shards and --shard-map exclude each other");
+	if (snap_dir)
+		cnt_snapshots_check(snap_dir, argv + optind, argc - optind);
 	if (tmpdir == NULL || *tmpdir == 0)
 		tmpdir = "/tmp";
 	if (memory == 0)
@@ -183,6 +204,11 @@ int main(int argc, char **argv)
 	fu.rejects = &side.rejects;
 	fu.input = cnt_progress_input;
 	fu.progress = cnt_progress_add;
+	if (snap_dir) {
+		snaps = (snapshots){&dd, snap_dir, names};
+		fu.input_done = snapshot;
+		fu.ctx = &snaps;
+	}
 	cnt_progress_start(&co);
 	if (cnt_fused_run(&fu, fds, names, (size_t)nin, &err) != 0 || cnt_dedup_filter_finish(fu.filter, &err) != 0 ||
 	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)

@@ -4,10 +4,6 @@
  * (lib/count/dedup_filter.h, lib/count/dedup.h).
  */
 #include <inttypes.h>
-#include <stdio.h>
-#include <errno.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -49,35 +45,6 @@ static const char help[] =
 	"See cnt-dedup(1).\n";
 
 enum { OPT_SNAPSHOTS = CNT_OPT_TOOL_BASE };
-
-/* The snapshot of segment name in dir, into buf: dir/<base name>.state. */
-static const char *snapshot_path(char *buf, size_t n, const char *dir, const char *name)
-{
-	const char *base = strrchr(name, '/');
-
-	base = base ? base + 1 : name;
-	if ((size_t)snprintf(buf, n, "%s/%s.state", dir, base) >= n)
-		cnt_die_usage("--snapshots: the path of the snapshot of '%s' is too long", name);
-	return buf;
-}
-
-/* --snapshots names a file per segment: named segments, distinct names. */
-static void check_snapshots(const char *dir, char **names, int n)
-{
-	char a[4096], b[4096];
-
-	if (n == 0)
-		cnt_die_usage("--snapshots needs the segments as named files, not standard input");
-	for (int i = 0; i < n; i++) {
-		if (strcmp(names[i], "-") == 0)
-			cnt_die_usage("--snapshots needs the segments as named files, not standard input");
-		for (int j = 0; j < i; j++)
-			if (strcmp(snapshot_path(a, sizeof(a), dir, names[i]), snapshot_path(b, sizeof(b), dir, names[j])) == 0)
-				cnt_die_usage("--snapshots: segments '%s' and '%s' have the same file name", names[j], names[i]);
-	}
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-		cnt_die("--snapshots: cannot create the directory '%s': %s", dir, strerror(errno));
-}
 
 int main(int argc, char **argv)
 {
@@ -124,7 +91,7 @@ int main(int argc, char **argv)
 	if (defs_path == NULL)
 		cnt_die_usage("-d definitions is required");
 	if (snap_dir)
-		check_snapshots(snap_dir, argv + optind, argc - optind);
+		cnt_snapshots_check(snap_dir, argv + optind, argc - optind);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0)
 		cnt_die_err(&err);
 	if (cnt_dedup_load(&dd, side.state_path, cnt_dedup_expected_keys(argv + optind, argc - optind), 1, &err) != 0)
@@ -148,13 +115,9 @@ int main(int argc, char **argv)
 			cnt_die_err(&err);
 		cnt_cli_close_in(fd);
 		if (snap_dir) {
-			char path[4096];
-			cnt_out snap;
-
 			if (cnt_dedup_filter_flush(f, &err) != 0)
 				cnt_die_err(&err);
-			cnt_dedup_save_to(&dd, &snap, snapshot_path(path, sizeof(path), snap_dir, name));
-			cnt_cli_commit(&snap);
+			cnt_snapshot_save(&dd, snap_dir, name);
 		}
 	}
 	if (cnt_dedup_filter_finish(f, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)

@@ -86,6 +86,38 @@ same_stats() {
 	same_stats p2 c2.json
 }
 
+@test "--snapshots: the state after each segment, byte for byte cnt-dedup's, with one and two threads" {
+	mkdir in
+	cp "$F/b.avro" in/
+	pipe "$DEFS" p -s p.state --snapshots psnaps -- -- -- "$F/a.avro" "$F/wide.avro" in/b.avro
+	for th in 1 2; do
+		rm -rf c.state csnaps
+		cnt-count -d "$DEFS" -s c.state --snapshots csnaps --threads $th -o c.avro "$F/a.avro" "$F/wide.avro" in/b.avro
+		cmp p.avro c.avro
+		cmp p.state c.state
+		[ "$(ls csnaps)" = "$(printf 'a.avro.state\nb.avro.state\nwide.avro.state')" ]
+		for s in a wide b; do
+			cmp "psnaps/$s.avro.state" "csnaps/$s.avro.state"
+		done
+	done
+	# each snapshot is a state to start from: the rest of the log counted
+	# from the snapshot of a gives what cnt-dedup gives from it
+	cp csnaps/a.avro.state from-a
+	cp csnaps/a.avro.state from-a-pipe
+	cnt-count -d "$DEFS" -s from-a -o crest.avro "$F/wide.avro" in/b.avro
+	pipe "$DEFS" rest -s from-a-pipe -- -- -- "$F/wide.avro" in/b.avro
+	cmp crest.avro rest.avro
+	cmp from-a c.state
+	# named segments only, with distinct file names
+	run --separate-stderr cnt-count -d "$DEFS" --snapshots s2 -o x.avro "$F/b.avro" in/b.avro
+	[ "$status" -eq 2 ]
+	[[ $stderr == "cnt-count: --snapshots: segments '$F/b.avro' and 'in/b.avro' have the same file name"* ]]
+	run --separate-stderr cnt-count -d "$DEFS" --snapshots s2 -o x.avro - <"$F/a.avro"
+	[ "$status" -eq 2 ]
+	[[ $stderr == *"--snapshots needs the segments as named files"* ]]
+	[ ! -e s2 ] && [ ! -e x.avro ]
+}
+
 @test "undeclared tenants and counters: the same rejects (JSON lines with -r, text on standard error without)" {
 	pipe "$F/less.json" p -r p.rej.jsonl -- -- -- "$F/a.avro" "$F/b.avro"
 	cnt-count -d "$F/less.json" -r c.rej.jsonl --stats c.json -o c.avro "$F/a.avro" "$F/b.avro"

@@ -646,6 +646,16 @@ snaps_ok() {
 	check_problems
 }
 
+@test "allocation failure: cnt-count --snapshots fails cleanly at every allocation, one thread and two" {
+	# with two threads a snapshot is written on the reading thread
+	local CAP=$((CAP * 2))
+	sweep 0 state_prep snaps_ok cnt-count --definitions "$DEFS" --state "$O/dedup.state" --threads 1 --no-days \
+		--snapshots "$O/snaps" --output "$O/a.avro" "$F/part.avro" "$F/archive.avro"
+	sweep 0 state_prep snaps_ok cnt-count --definitions "$DEFS" --state "$O/dedup.state" --no-days \
+		--snapshots "$O/snaps" --output "$O/a.avro" "$F/part.avro" "$F/archive.avro"
+	check_problems
+}
+
 @test "allocation failure: cnt-shardmap, and cnt-window and cnt-partition with a map, fail cleanly at every allocation" {
 	sweep 0 no_prep nothing_left cnt-shardmap derive --now 2026-12-01T00:00:00Z --map "$F/shardmap.json" \
 		--output "$O/m.json" --stats "$O/st.json" "$F/winstats.json" "$F/winstats.json"

@@ -4,6 +4,10 @@
  */
 #include "cli/stage_outs.h"
 
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/fingerprint.h"
@@ -62,4 +66,41 @@ void cnt_dedup_outs_release(cnt_dedup_outs *o)
 	cnt_writer_free(o->dups);
 	o->dups = NULL;
 	cnt_rejects_release(&o->rejects);
+}
+
+const char *cnt_snapshot_path(char *buf, size_t n, const char *dir, const char *name)
+{
+	const char *base = strrchr(name, '/');
+
+	base = base ? base + 1 : name;
+	if ((size_t)snprintf(buf, n, "%s/%s.state", dir, base) >= n)
+		cnt_die_usage("--snapshots: the path of the snapshot of '%s' is too long", name);
+	return buf;
+}
+
+void cnt_snapshots_check(const char *dir, char **names, int n)
+{
+	char a[4096], b[4096];
+
+	if (n == 0)
+		cnt_die_usage("--snapshots needs the segments as named files, not standard input");
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i], "-") == 0)
+			cnt_die_usage("--snapshots needs the segments as named files, not standard input");
+		for (int j = 0; j < i; j++)
+			if (strcmp(cnt_snapshot_path(a, sizeof(a), dir, names[i]),
+				   cnt_snapshot_path(b, sizeof(b), dir, names[j])) == 0)
+				cnt_die_usage("--snapshots: segments '%s' and '%s' have the same file name", names[j], names[i]);
+	}
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		cnt_die("--snapshots: cannot create the directory '%s': %s", dir, strerror(errno));
+}
+
+void cnt_snapshot_save(cnt_dedup *dd, const char *dir, const char *name)
+{
+	char path[4096];
+	cnt_out snap;
+
+	cnt_dedup_save_to(dd, &snap, cnt_snapshot_path(path, sizeof(path), dir, name));
+	cnt_cli_commit(&snap);
 }

@@ -44,4 +44,16 @@ size_t cnt_dedup_save_to(cnt_dedup *dd, cnt_out *out, const char *path);
 void cnt_dedup_outs_commit(cnt_dedup_outs *o);
 void cnt_dedup_outs_release(cnt_dedup_outs *o);
 
+/* --snapshots (cnt-dedup, cnt-count): after each input segment, the state
+ * as it stands then, in dir/<the segment's file name>.state. */
+/* The snapshot path of segment name into buf (of n); dies (usage) when it
+ * does not fit. */
+const char *cnt_snapshot_path(char *buf, size_t n, const char *dir, const char *name);
+/* Checks that the n segments are named files with distinct file names,
+ * and makes dir when missing (not its parents); dies with one line. */
+void cnt_snapshots_check(const char *dir, char **names, int n);
+/* Writes the snapshot of segment name: dd saved to a temporary, renamed
+ * into place at once. */
+void cnt_snapshot_save(cnt_dedup *dd, const char *dir, const char *name);
+
 #endif

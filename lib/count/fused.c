@@ -366,6 +366,12 @@ static int read_all(run *r, int threaded, cnt_err *err)
 			return -1;
 		if (b == NULL)
 			return 0;
+		if (fu->input_done) {
+			/* the input's events judged before anything of the next */
+			if (b->n > 0 && (b = hand_on(r, b, threaded, &failed, err)) == NULL)
+				return failed ? -1 : 0;
+			fu->input_done(fu->ctx, i);
+		}
 	}
 	if (b->n > 0 && judge(fu, b, threaded ? 2 : 1, err) != 0)
 		return -1;

@@ -63,6 +63,12 @@ typedef struct cnt_fused {
 	cnt_rejects *rejects;
 	void (*input)(int fd, const char *name);  /* NULL, or called as each input starts */
 	void (*progress)(uint64_t);               /* NULL, or called with events read */
+	/* NULL, or called after input i's last event is judged, before the
+	 * next input's first: the dedup table then holds exactly the keys
+	 * of the inputs up to i (cnt-count --snapshots).  Called on the
+	 * thread that reads (the dedup table's only user). */
+	void (*input_done)(void *ctx, size_t i);
+	void *ctx;
 	int threads;                /* 1: everything on the calling thread; 2: a reader thread too */
 } cnt_fused;
 
