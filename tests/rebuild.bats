@@ -193,7 +193,7 @@ current() {
 shim() {
 	local u
 	mkdir -p "$1"
-	for u in cnt-dedup cnt-window cnt-accumulate cnt-project cnt-diff cnt-cat; do
+	for u in cnt-count cnt-accumulate cnt-project cnt-diff cnt-cat; do
 		ln -sf "$(command -v $u)" "$1/$u"
 	done
 	cp "$(command -v cnt-rebuild)" "$1/cnt-rebuild"
@@ -203,38 +203,30 @@ shim() {
 }
 
 @test "a failing stage is never 0: every stage, dying with or without output" {
-	local t
 	# a segment that is not an archive
 	# shellcheck disable=SC2086
 	run --separate-stderr rebuild log/seg1.avro /etc/hostname
 	[ "$status" -eq 2 ]
-	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-dedup exited with status 2"* ]]
+	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-count exited with status 2"* ]]
 	[ -z "$output" ]
-	# each stage replaced by one that copies its input then fails, or dies at once
-	for t in cnt-dedup cnt-window cnt-accumulate; do
-		shim "b-$t" "$t" 'cat >/dev/null; exit 3'
+	# the counting step dying at once, or after writing a whole bucket file
+	# (the live one: it would agree)
+	shim b-die cnt-count 'exit 3'
+	shim b-wrote cnt-count 'o=; for a; do [ "$o" = -o ] && cp live/buckets.avro "$a"; o=$a; done; exit 1'
+	for t in b-die:3 b-wrote:1; do
 		# shellcheck disable=SC2086
-		run --separate-stderr "b-$t/cnt-rebuild" -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
+		run --separate-stderr "${t%:*}/cnt-rebuild" -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
 		echo "$t: $status $stderr"
 		[ "$status" -eq 2 ]
-		[[ $stderr == *"cnt-rebuild: the rebuild failed: "* ]]
+		[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-count exited with status ${t#*:} (the scratch directory is "* ]]
+		[ -z "$output" ]
 	done
-	# a window stage that passes its input on unchanged but exits 1
-	shim b-pass cnt-window 'cat; exit 1'
-	# shellcheck disable=SC2086
-	run --separate-stderr b-pass/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
+	# the merge with --base
+	shim b-merge cnt-accumulate 'exit 3'
+	run --separate-stderr b-merge/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro \
+		-s live/snapshots/seg1.avro.state --base live/seg1.buckets.avro log/seg2.avro log/seg3.avro
 	[ "$status" -eq 2 ]
-	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-window exited with status 1"* ]]
-	# a stage killed by SIGPIPE is the victim of one downstream that stopped
-	# reading: the one named is the stage that failed of its own accord
-	shim b-victim cnt-window 'exit 1'
-	rm -f b-victim/cnt-dedup
-	printf '#!/bin/sh\nexit 141\n' >b-victim/cnt-dedup
-	chmod +x b-victim/cnt-dedup
-	# shellcheck disable=SC2086
-	run --separate-stderr b-victim/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
-	[ "$status" -eq 2 ]
-	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-window exited with status 1"* ]]
+	[[ $stderr == *"cnt-rebuild: the rebuild failed: cnt-accumulate exited with status 3"* ]]
 	# the projection, and the comparison
 	shim b-proj cnt-project 'exit 4'
 	# shellcheck disable=SC2086
