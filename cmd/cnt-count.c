@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -16,7 +17,7 @@
 static const char usage[] =
 	"usage: cnt-count -d definitions [-s state] [--snapshots dir] [-o file] [-D file] [-r file]\n"
 	"                 [--shards n | --shard-map file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                 [--threads n] [--no-days] [--strict] [--stats file] [-v]\n"
+	"                 [--base file]... [--threads n] [--no-days] [--strict] [--stats file] [-v]\n"
 	"                 [--progress | --no-progress]\n"
 	"                 [file ...]\n";
 
@@ -40,10 +41,12 @@ static const char help[] =
 	"  -c, --codec NAME        output codec (default zstandard for a file, null\n"
 	"                          for a pipe)\n"
 	"      --level N           compression level\n"
+	"      --base FILE         a bucket file merged in, as cnt-accumulate merges bucket\n"
+	"                          files with the events (repeatable)\n"
 	"      --threads N         1, or 2 (default): a reader thread beside the counting\n"
 	"      --no-days           no local-day roll-ups (cnt-accumulate without -d)\n"
-	"      --strict            fail (status 2, nothing written) when a record is\n"
-	"                          stale, as cnt-accumulate --strict\n"
+	"      --strict            fail (status 2, no output, the state kept) when a\n"
+	"                          record is stale, as cnt-accumulate --strict\n"
 	"      --stats FILE        counts as one JSON object, each stage's under its name\n"
 	"  -v, --verbose           one summary line on standard error\n"
 	"      --progress          progress on standard error (default: on a terminal)\n"
@@ -53,7 +56,9 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT, OPT_SNAPSHOTS };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT, OPT_SNAPSHOTS, OPT_BASE };
+
+enum { MAX_BASE = 64 };
 
 /* --snapshots: called by the fused run after each segment (on its reader). */
 typedef struct snapshots {
@@ -123,6 +128,7 @@ int main(int argc, char **argv)
 		{"no-days", no_argument, NULL, OPT_NO_DAYS},
 		{"strict", no_argument, NULL, OPT_STRICT},
 		{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
+		{"base", required_argument, NULL, OPT_BASE},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
@@ -130,7 +136,7 @@ int main(int argc, char **argv)
 	const char *defs_path = NULL, *out_path = NULL;
 	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL, *snap_dir = NULL;
 	cnt_shardmap *map = NULL;
-	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0;
+	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0, nbase = 0;
 	uint32_t shards = 1;
 	size_t memory = 0, loaded;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -149,6 +155,7 @@ int main(int argc, char **argv)
 	const cnt_accum_stats *st;
 	cnt_rollup_zones zones;
 	snapshots snaps;
+	const char *bases[MAX_BASE];
 
 	cnt_cli_init("cnt-count", usage, help);
 	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
@@ -168,6 +175,13 @@ int main(int argc, char **argv)
 		case OPT_NO_DAYS: days = 0; break;
 		case OPT_STRICT: strict = 1; break;
 		case OPT_SNAPSHOTS: snap_dir = optarg; break;
+		case OPT_BASE:
+			if (strcmp(optarg, "-") == 0)
+				cnt_die_usage("--base needs a bucket file, not standard input");
+			if (nbase == MAX_BASE)
+				cnt_die_usage("at most %d --base files", MAX_BASE);
+			bases[nbase++] = optarg;
+			break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
 	}
@@ -213,6 +227,14 @@ int main(int argc, char **argv)
 	if (cnt_fused_run(&fu, fds, names, (size_t)nin, &err) != 0 || cnt_dedup_filter_finish(fu.filter, &err) != 0 ||
 	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)
 		cnt_die_err(&err);
+	/* --base: bucket records into the halves their members belong to */
+	for (int i = 0; i < nbase; i++) {
+		int fd = cnt_cli_open_in(bases[i]);
+
+		if (cnt_accum_read_buckets(fu.acc, fu.threads > 1 ? fu.acc2 : NULL, fd, bases[i], cnt_progress_add, &err) != 0)
+			cnt_die_err(&err);
+		cnt_cli_close_in(fd);
+	}
 	cnt_progress_end();
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);

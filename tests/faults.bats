@@ -646,9 +646,11 @@ snaps_ok() {
 	check_problems
 }
 
-@test "allocation failure: cnt-count --snapshots fails cleanly at every allocation, one thread and two" {
+@test "allocation failure: cnt-count --snapshots and --base fail cleanly at every allocation, one thread and two" {
 	# with two threads a snapshot is written on the reading thread
 	local CAP=$((CAP * 2))
+	sweep 0 state_prep state_kept cnt-count --definitions "$DEFS" --state "$O/dedup.state" --no-days \
+		--base "$F/buckets.avro" --output "$O/a.avro" "$F/part.avro"
 	sweep 0 state_prep snaps_ok cnt-count --definitions "$DEFS" --state "$O/dedup.state" --threads 1 --no-days \
 		--snapshots "$O/snaps" --output "$O/a.avro" "$F/part.avro" "$F/archive.avro"
 	sweep 0 state_prep snaps_ok cnt-count --definitions "$DEFS" --state "$O/dedup.state" --no-days \

@@ -357,6 +357,41 @@ merged() {
 	one '.accumulate.stale == 0' ok.json
 }
 
+@test "cnt-count --base: bucket files merged in as cnt-accumulate merges them with the events, before anything is finished" {
+	make_log
+	cnt-retract --event dist-2 --event dist-6 --tenant utc --counter dist --cause fraud "${WHO[@]}" -o comp.avro log1.avro log2.avro
+	# the base: segment 1 counted; then the rest, with the base, in one step
+	cnt-count -d "$DEFS" -s s1.state -o base.avro log1.avro
+	cp s1.state p.state
+	cnt-dedup -d "$DEFS" -s p.state log2.avro comp.avro | cnt-window -d "$DEFS" |
+		cnt-accumulate -d "$DEFS" --stats pst.json -o pipe.avro - base.avro
+	for th in 1 2; do
+		cp s1.state c.state
+		cnt-count -d "$DEFS" -s c.state --threads $th --base base.avro --stats cst.json -o c.avro log2.avro comp.avro
+		cmp c.avro pipe.avro
+		cmp c.state p.state
+		[ "$(jq -c '[.stale, .buckets_in, .events_in_buckets]' pst.json)" = "$(jq -c '.accumulate | [.stale, .buckets_in, .events_in_buckets]' cst.json)" ]
+	done
+	# dist-6 and its compensation cancel within the rest; the base holds the
+	# same key's on-time event: merged in one step the key's latest ingest
+	# time is the compensated one, so unknown (stale)
+	one '.stale == 2' pst.json
+	# counting the rest to a finished file and merging after is not the
+	# same: finishing drops the cancelled record with its latest time
+	cp s1.state t.state
+	cnt-count -d "$DEFS" -s t.state -o rest.avro log2.avro comp.avro
+	cnt-accumulate -d "$DEFS" -o two-step.avro rest.avro base.avro
+	! cmp -s two-step.avro pipe.avro
+	# bucket files only, named
+	run --separate-stderr cnt-count -d "$DEFS" --base log1.avro -o x.avro log2.avro
+	[ "$status" -eq 2 ]
+	[ "$stderr" = "cnt-count: 'log1.avro' holds cnt.CountingEvent records, not cnt.BucketAggregate: it is not a bucket file" ]
+	[ ! -e x.avro ]
+	run --separate-stderr cnt-count -d "$DEFS" --base - -o x.avro log2.avro
+	[ "$status" -eq 2 ]
+	[[ $stderr == "cnt-count: --base needs a bucket file, not standard input"* ]]
+}
+
 @test "exact counters: a stale record is counted, named with -v, refused with --strict, and recounted by --rebuild" {
 	make_log
 	buckets old.avro log1.avro log2.avro

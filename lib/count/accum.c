@@ -979,6 +979,7 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 		a->groups[gi].member = mid;
 		a->groups[gi].dim = d;
 		a->groups[gi].cold1 = 0;
+		o->sketch = NULL;   /* a's now, before anything can fail */
 		if (o->cold1) {
 			agg_cold *c = cold_of(a, &a->groups[gi]);
 
@@ -987,7 +988,6 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 			*c = b->colds[o->cold1 - 1];
 			b->colds[o->cold1 - 1].late_sketch = NULL;   /* a's now */
 		}
-		o->sketch = NULL;   /* a's now */
 	}
 	free(mmap1);
 	free(smap1);

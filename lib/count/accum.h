@@ -126,6 +126,14 @@ size_t cnt_accum_default_memory(void);
  * a spill that could not be written). */
 int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t), cnt_err *err);
 
+/* Reads a bucket file (cnt.BucketAggregate records only) into a, or with
+ * b set into two accumulators that split the members as cnt-count's two
+ * counting threads do (the top bit of XXH3-64 of member_ref: 0 into a, 1
+ * into b), so that the halves still hold no key in common.  Arguments and
+ * result as cnt_accum_read(). */
+int cnt_accum_read_buckets(cnt_accum *a, cnt_accum *b, int fd, const char *name, void (*tick)(uint64_t),
+	cnt_err *err);
+
 /* After cnt_accum_finish(): 0 when every event read, directly or inside
  * a bucket record, is counted in exactly one output record (on time or
  * late); -1 with err saying how they differ otherwise. */

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "avro/records.h"
 
 size_t cnt_accum_default_memory(void)
@@ -17,7 +19,9 @@ size_t cnt_accum_default_memory(void)
 	return m < ((size_t)256 << 20) ? (size_t)256 << 20 : m;
 }
 
-static int read_buckets(cnt_accum *a, cnt_records *rin, void (*tick)(uint64_t), cnt_err *err)
+/* The records of rin into a, or split between a and half (not NULL) by
+ * member as cnt-count's counting threads split events (count/fused.c). */
+static int read_buckets(cnt_accum *a, cnt_accum *half, cnt_records *rin, void (*tick)(uint64_t), cnt_err *err)
 {
 	cnt_bucket_in bin;
 	cnt_bucket b;
@@ -26,7 +30,9 @@ static int read_buckets(cnt_accum *a, cnt_records *rin, void (*tick)(uint64_t), 
 	if (cnt_bucket_in_adopt(&bin, rin, NULL, err) != 0)
 		return -1;
 	while ((rc = cnt_bucket_in_next(&bin, &b, err)) > 0) {
-		if (cnt_accum_add_bucket(a, &b, err) != 0) {
+		cnt_accum *to = half && XXH3_64bits(b.member_ref.p, b.member_ref.n) >> 63 ? half : a;
+
+		if (cnt_accum_add_bucket(to, &b, err) != 0) {
 			rc = -1;
 			break;
 		}
@@ -71,11 +77,28 @@ int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t
 		return -1;
 	kind = cnt_records_schema(rin)->fullname ? cnt_records_schema(rin)->fullname : "";
 	if (strcmp(kind, "cnt.BucketAggregate") == 0)
-		return read_buckets(a, rin, tick, err);
+		return read_buckets(a, NULL, rin, tick, err);
 	if (strcmp(kind, "cnt.WindowedEvent") == 0)
 		return read_windowed(a, rin, tick, err);
 	cnt_err_set(err, "'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",
 		name, *kind ? kind : "unnamed");
+	cnt_records_free(rin);
+	return -1;
+}
+
+int cnt_accum_read_buckets(cnt_accum *a, cnt_accum *b, int fd, const char *name, void (*tick)(uint64_t),
+	cnt_err *err)
+{
+	cnt_records *rin = cnt_records_open(fd, name, NULL, NULL, err);
+	const char *kind;
+
+	if (rin == NULL)
+		return -1;
+	kind = cnt_records_schema(rin)->fullname ? cnt_records_schema(rin)->fullname : "";
+	if (strcmp(kind, "cnt.BucketAggregate") == 0)
+		return read_buckets(a, b, rin, tick, err);
+	cnt_err_set(err, "'%s' holds %s records, not cnt.BucketAggregate: it is not a bucket file", name,
+		*kind ? kind : "unnamed");
 	cnt_records_free(rin);
 	return -1;
 }
