@@ -68,7 +68,10 @@ static int read_windowed(cnt_accum *a, cnt_records *rin, void (*tick)(uint64_t),
 	return rc < 0 ? -1 : 0;
 }
 
-int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t), cnt_err *err)
+/* One input into a (and half, for bucket records); windowed events only
+ * when events is set. */
+static int read_input(cnt_accum *a, cnt_accum *half, int events, int fd, const char *name,
+	void (*tick)(uint64_t), cnt_err *err)
 {
 	cnt_records *rin = cnt_records_open(fd, name, NULL, NULL, err);
 	const char *kind;
@@ -77,30 +80,28 @@ int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t
 		return -1;
 	kind = cnt_records_schema(rin)->fullname ? cnt_records_schema(rin)->fullname : "";
 	if (strcmp(kind, "cnt.BucketAggregate") == 0)
-		return read_buckets(a, NULL, rin, tick, err);
-	if (strcmp(kind, "cnt.WindowedEvent") == 0)
+		return read_buckets(a, half, rin, tick, err);
+	if (events && strcmp(kind, "cnt.WindowedEvent") == 0)
 		return read_windowed(a, rin, tick, err);
-	cnt_err_set(err, "'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",
-		name, *kind ? kind : "unnamed");
+	if (events)
+		cnt_err_set(err, "'%s' holds %s records; cnt-accumulate reads cnt.WindowedEvent (from cnt-window) or cnt.BucketAggregate (bucket files)",
+			name, *kind ? kind : "unnamed");
+	else
+		cnt_err_set(err, "'%s' holds %s records, not cnt.BucketAggregate: it is not a bucket file", name,
+			*kind ? kind : "unnamed");
 	cnt_records_free(rin);
 	return -1;
+}
+
+int cnt_accum_read(cnt_accum *a, int fd, const char *name, void (*tick)(uint64_t), cnt_err *err)
+{
+	return read_input(a, NULL, 1, fd, name, tick, err);
 }
 
 int cnt_accum_read_buckets(cnt_accum *a, cnt_accum *b, int fd, const char *name, void (*tick)(uint64_t),
 	cnt_err *err)
 {
-	cnt_records *rin = cnt_records_open(fd, name, NULL, NULL, err);
-	const char *kind;
-
-	if (rin == NULL)
-		return -1;
-	kind = cnt_records_schema(rin)->fullname ? cnt_records_schema(rin)->fullname : "";
-	if (strcmp(kind, "cnt.BucketAggregate") == 0)
-		return read_buckets(a, b, rin, tick, err);
-	cnt_err_set(err, "'%s' holds %s records, not cnt.BucketAggregate: it is not a bucket file", name,
-		*kind ? kind : "unnamed");
-	cnt_records_free(rin);
-	return -1;
+	return read_input(a, b, 0, fd, name, tick, err);
 }
 
 int cnt_accum_check_balance(const cnt_accum *a, cnt_err *err)
