@@ -116,6 +116,11 @@ same_stats() {
 	[ "$status" -eq 2 ]
 	[[ $stderr == *"--snapshots needs the segments as named files"* ]]
 	[ ! -e s2 ] && [ ! -e x.avro ]
+	# a snapshot path too long is refused before anything is read
+	run --separate-stderr cnt-count -d "$DEFS" --snapshots "$(printf 'd%.0s' $(seq 4100))" -o x.avro "$F/a.avro"
+	[ "$status" -eq 2 ]
+	[[ $stderr == "cnt-count: --snapshots: the path of the snapshot of '$F/a.avro' is too long"* ]]
+	[ ! -e x.avro ]
 }
 
 @test "undeclared tenants and counters: the same rejects (JSON lines with -r, text on standard error without)" {

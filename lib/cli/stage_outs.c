@@ -87,6 +87,7 @@ void cnt_snapshots_check(const char *dir, char **names, int n)
 	for (int i = 0; i < n; i++) {
 		if (strcmp(names[i], "-") == 0)
 			cnt_die_usage("--snapshots needs the segments as named files, not standard input");
+		cnt_snapshot_path(a, sizeof(a), dir, names[i]);   /* dies now, not after the segment, when too long */
 		for (int j = 0; j < i; j++)
 			if (strcmp(cnt_snapshot_path(a, sizeof(a), dir, names[i]),
 				   cnt_snapshot_path(b, sizeof(b), dir, names[j])) == 0)
