@@ -153,3 +153,59 @@ EOF
 	[[ $stderr == "cnt-cat: 'enum.avro' record $((c1 + c2 + $(sed -n 3p b | cut -d ' ' -f 2))) (block 3)"* ]]
 	run -0 cnt-cat --count "$F/null.avro"
 }
+
+@test "--count checks a compressed archive's records on the read-ahead threads: the same counts and messages as without them" {
+	blocks "$F/null.avro" >b
+	read -r _ c1 _ _ < <(sed -n 1p b)
+	read -r o2 c2 _ _ < <(sed -n 2p b)
+	read -r _ c3 _ p3 < <(sed -n 3p b)
+	# the first record of block 3 made malformed (its event_id length
+	# varint becomes -1), then the archive compressed with zstandard by
+	# python3-zstandard: the records of block 3 are damaged, its
+	# compression is not
+	patch "$F/null.avro" "$p3" 1 bad.avro
+	"$PY" "$BLOCKS" zstd bad.avro badz.avro
+	[ "$("$PY" "$BLOCKS" list badz.avro | wc -l)" -eq 4 ]
+	# block 2 claims one record fewer than it holds: bytes left over
+	"$PY" - "$F/null.avro" "$o2" "$c2" <<'PYEOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+at, c = int(sys.argv[2]), int(sys.argv[3])
+old, new = (c << 1).to_bytes(2, "little"), ((c - 1) << 1).to_bytes(2, "little")
+enc = lambda n: bytes([(n & 0x7F) | 0x80, n >> 7])   # two-byte varints
+assert b[at:at + 2] == enc(c << 1)
+b[at:at + 2] = enc((c - 1) << 1)
+open("short.avro", "wb").write(b)
+PYEOF
+	"$PY" "$BLOCKS" zstd short.avro shortz.avro
+	"$PY" "$BLOCKS" zstd "$F/null.avro" goodz.avro
+	for threads in 0 1 2; do
+		CNT_READ_THREADS=$threads run -0 cnt-cat --count goodz.avro
+		[ "$output" -eq $((c1 + c2 + c3)) ]
+		CNT_READ_THREADS=$threads run -2 --separate-stderr cnt-cat --count badz.avro
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "cnt-cat: 'badz.avro' record $((c1 + c2 + 1)) (block 3): "* ]]
+		echo "$stderr" >"bad.$threads"
+		CNT_READ_THREADS=$threads run -2 --separate-stderr cnt-cat --count shortz.avro
+		[ "${#stderr_lines[@]}" -eq 1 ]
+		[[ $stderr == "cnt-cat: 'shortz.avro' block 2: "*" bytes left over after its $((c2 - 1)) records: corrupt file" ]]
+		echo "$stderr" >"short.$threads"
+		# --head stops before the damage: the records before it pass
+		CNT_READ_THREADS=$threads run -0 cnt-cat --count -n $((c1 + c2)) badz.avro
+		[ "$output" -eq $((c1 + c2)) ]
+		CNT_READ_THREADS=$threads run -2 cnt-cat --count -n $((c1 + c2 + 1)) badz.avro
+		CNT_READ_THREADS=$threads run -0 cnt-cat --count -n $((c1 + c2 - 1)) shortz.avro
+		# concatenated with a container of another schema (a bucket
+		# file: the generic walk), every record is counted
+		cnt-accumulate -c zstandard -o buckets.avro <(cnt-window -d "$DEFS" "$F/zstandard.avro") 2>/dev/null
+		nb=$(CNT_READ_THREADS=0 cnt-cat buckets.avro | wc -l)
+		[ "$nb" -gt 0 ]
+		CNT_READ_THREADS=$threads run -0 bash -c "cat goodz.avro buckets.avro goodz.avro | cnt-cat --count"
+		[ "$output" -eq $((2 * (c1 + c2 + c3) + nb)) ]
+	done
+	# without read-ahead the caller checks each record itself: the same words
+	cmp bad.0 bad.1
+	cmp bad.0 bad.2
+	cmp short.0 short.1
+	cmp short.0 short.2
+}

@@ -34,6 +34,7 @@ typedef struct hdr {
 	size_t min_record;       /* smallest encoded record of the schema */
 	int end_declared;        /* cnt.end_marker in the header */
 	int ended;               /* its end marker was read (producer side) */
+	int check_class;         /* the check's classify() of the schema */
 } hdr;
 
 /* A block on its way from the stream to the consumer. */
@@ -42,6 +43,7 @@ typedef struct job {
 	uint64_t seq;
 	int rc;                  /* 1 a block, 0 the end, -1 an error */
 	cnt_err err;
+	cnt_err check_err;       /* the check's failure (b.check_err) */
 	cnt_buf comp;            /* the payload as stored */
 	cnt_buf out;             /* decompressed */
 	cnt_block b;
@@ -63,6 +65,7 @@ struct cnt_reader {
 	const hdr *out_hdr;    /* header of the last block handed out */
 	uint64_t block_no;
 	uint64_t records;
+	cnt_block_check chk;   /* chk.check NULL: none */
 	/* synchronous reading */
 	cnt_codec *codec;
 	cnt_buf dec;
@@ -302,6 +305,7 @@ static int read_header(cnt_reader *r, cnt_err *err)
 	if (h->schema == NULL)
 		return cnt_err_prefix(err, "'%s' byte %llu: avro.schema", r->name, (unsigned long long)start);
 	h->min_record = cnt_schema_min_size(h->schema->root);
+	h->check_class = r->chk.check ? r->chk.classify(r->chk.arg, h->schema) : 0;
 	h->container = r->cur ? r->cur->container + 1 : 1;
 	r->cur = h;
 	r->block_no = 0;
@@ -495,6 +499,10 @@ static void work(cnt_reader *r, job *j, cnt_codec *codec)
 		cnt_err_nomem(&j->err);
 	} else if (finish_block(r, j->h, codec, j->comp.p, j->comp.len, &j->out, &j->b, &j->err) != 0) {
 		j->rc = -1;
+	} else if (j->h->check_class != 0) {
+		j->b.checked = 1;
+		if (r->chk.check(r->chk.arg, j->h->check_class, j->h->schema, &j->b, &j->b.bad_record, &j->check_err) != 0)
+			j->b.check_err = &j->check_err;
 	}
 }
 
@@ -621,12 +629,20 @@ cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt
 cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
 	const cnt_limits *lim, int flags, cnt_err *err)
 {
+	return cnt_reader_open_checked(fd, name, prefix, n, lim, flags, NULL, err);
+}
+
+cnt_reader *cnt_reader_open_checked(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_limits *lim, int flags, const cnt_block_check *chk, cnt_err *err)
+{
 	cnt_reader *r = calloc(1, sizeof(*r));
 
 	if (r == NULL) {
 		cnt_err_nomem(err);
 		return NULL;
 	}
+	if (chk)
+		r->chk = *chk;
 	r->report_headers = (flags & CNT_READER_HEADERS) != 0;
 	r->fd = fd;
 	r->name = strdup(name);
@@ -696,6 +712,8 @@ int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err)
 		r->out_hdr = r->cur;
 		if (rc == 2)
 			return 2;
+		b->checked = 0;
+		b->check_err = NULL;
 		return finish_block(r, r->cur, r->codec, payload, size, &r->dec, b, err) == 0 ? 1 : -1;
 	}
 	pthread_mutex_lock(&r->mu);

@@ -57,6 +57,14 @@ typedef struct cnt_block {
 	uint64_t block_no;     /* 1-based within its container */
 	uint64_t first_record; /* records before this block, in this input */
 	uint64_t offset;       /* byte offset of the block in the input */
+	/* Set by a reader opened with a check (cnt_reader_open_checked): 1
+	 * when check() ran over this block; then check_err is NULL when every
+	 * record passed, or the failure (valid until the next call), with
+	 * bad_record the 0-based index of the first bad record in the block
+	 * (-1: the block as a whole). */
+	int checked;
+	int64_t bad_record;
+	const cnt_err *check_err;
 } cnt_block;
 
 typedef struct cnt_reader cnt_reader;
@@ -72,6 +80,23 @@ cnt_reader *cnt_reader_open(int fd, const char *name, const cnt_limits *lim, cnt
 #define CNT_READER_HEADERS 1
 cnt_reader *cnt_reader_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
 	const cnt_limits *lim, int flags, cnt_err *err);
+/* A check of every record, run on the read-ahead threads right after a
+ * block is decompressed, so that records are checked on both cores while
+ * the caller receives blocks in order (cnt-cat --count).  classify() is
+ * called once per container header, on one thread at a time: 0 leaves
+ * that container's blocks unchecked, anything else is passed to check().
+ * check() may run on several threads at once: it returns 0, or -1 with
+ * *bad and err set (see cnt_block).  Blocks read without read-ahead (the
+ * null codec, CNT_READ_THREADS=0) are not checked: the caller must check
+ * a block whose checked is 0 itself. */
+typedef struct cnt_block_check {
+	int (*classify)(void *arg, const cnt_avro_schema *schema);
+	int (*check)(void *arg, int cls, const cnt_avro_schema *schema, const cnt_block *b, int64_t *bad,
+		cnt_err *err);
+	void *arg;
+} cnt_block_check;
+cnt_reader *cnt_reader_open_checked(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_limits *lim, int flags, const cnt_block_check *chk, cnt_err *err);
 void cnt_reader_free(cnt_reader *r);
 
 /* Reads the next block.  Returns 1 with *b filled, 0 at the end of the

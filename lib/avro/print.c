@@ -137,21 +137,21 @@ int cnt_print_input(cnt_printer *p, int fd, const char *name, uint64_t *records,
 	*records = 0;
 	if (p->mode == CNT_PRINT_SCHEMA || p->mode == CNT_PRINT_META)
 		return print_headers(p, fd, name, err);
-	in = cnt_records_open(fd, name, p->reader, NULL, err);
-	if (in == NULL)
-		return fail(p, err);
 	if (counting) {
 		/* Event archives are what gets counted most: check them with
-		 * the decoder written for their schema. */
+		 * the decoder written for their schema, on the read-ahead
+		 * threads. */
 		char *canon = cnt_event_canonical();
 
-		rc = canon == NULL || cnt_records_set_skipper(in, canon, cnt_event_skip) != 0;
-		free(canon);
-		if (rc) {
-			cnt_records_free(in);
+		if (canon == NULL)
 			return cnt_err_nomem(err);
-		}
+		in = cnt_records_open_counting(fd, name, canon, cnt_event_skip, NULL, err);
+		free(canon);
+	} else {
+		in = cnt_records_open(fd, name, p->reader, NULL, err);
 	}
+	if (in == NULL)
+		return fail(p, err);
 	while (!cnt_print_full(p) &&
 	       (rc = counting ? cnt_records_skip(in, err) : cnt_records_next(in, &v, err)) > 0) {
 		(*records)++;

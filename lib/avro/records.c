@@ -20,7 +20,27 @@ struct cnt_records {
 	char *skip_canon;
 	cnt_skipper skipper;
 	int use_skipper;       /* for the current container */
+	/* counting (cnt_records_open_counting): blocks checked on the
+	 * read-ahead threads */
+	int counting;
+	char *name;
+	int blk_checked;       /* blk was checked: its records are not decoded again */
+	int64_t fail_at;       /* index in blk of its first bad record, -1 the block, -2 none */
+	cnt_err fail_err;
 };
+
+static int is_canon(const cnt_schema *w, const char *canon, int *same)
+{
+	cnt_buf c = CNT_BUF_INIT;
+
+	if (cnt_schema_canonical(w, &c) != 0 || cnt_buf_putc(&c, 0) != 0) {
+		cnt_buf_release(&c);
+		return -1;
+	}
+	*same = strcmp((const char *)c.p, canon) == 0;
+	cnt_buf_release(&c);
+	return 0;
+}
 
 static int ensure_plan(cnt_records *in, cnt_err *err)
 {
@@ -35,16 +55,8 @@ static int ensure_plan(cnt_records *in, cnt_err *err)
 			cnt_reader_name(in->rd), cnt_reader_container(in->rd));
 	in->plan_container = cnt_reader_container(in->rd);
 	in->use_skipper = 0;
-	if (in->skipper) {
-		cnt_buf canon = CNT_BUF_INIT;
-
-		if (cnt_schema_canonical(w->root, &canon) != 0 || cnt_buf_putc(&canon, 0) != 0) {
-			cnt_buf_release(&canon);
-			return cnt_err_nomem(err);
-		}
-		in->use_skipper = strcmp((const char *)canon.p, in->skip_canon) == 0;
-		cnt_buf_release(&canon);
-	}
+	if (in->skipper && is_canon(w->root, in->skip_canon, &in->use_skipper) != 0)
+		return cnt_err_nomem(err);
 	return 0;
 }
 
@@ -55,15 +67,42 @@ int cnt_records_set_reader(cnt_records *in, const cnt_avro_schema *reader, cnt_e
 	return ensure_plan(in, err);
 }
 
-int cnt_records_set_skipper(cnt_records *in, const char *canon, cnt_skipper fn)
+/* cnt_block_check.classify: 1 for the skipper's schema, 2 for any other
+ * (the generic walk); out of memory, the generic walk too. */
+static int classify(void *arg, const cnt_avro_schema *w)
 {
-	free(in->skip_canon);
-	in->skip_canon = strdup(canon);
-	if (in->skip_canon == NULL)
-		return -1;
-	in->skipper = fn;
-	in->plan_container = 0;   /* recheck the current container */
-	return ensure_plan(in, NULL);
+	const cnt_records *in = arg;
+	int same = 0;
+
+	return is_canon(w->root, in->skip_canon, &same) == 0 && same ? 1 : 2;
+}
+
+static int leftover(cnt_err *err, const char *name, const cnt_block *b, const cnt_cur *c)
+{
+	return cnt_err_set(err, "'%s' block %llu: %zu bytes left over after its %lld records: corrupt file", name,
+		(unsigned long long)b->block_no, (size_t)(c->end - c->p), (long long)b->count);
+}
+
+/* cnt_block_check.check: every record of b, on a read-ahead thread; the
+ * messages are those next_record() gives, without the record number,
+ * which only the caller knows. */
+static int check_block(void *arg, int cls, const cnt_avro_schema *w, const cnt_block *b, int64_t *bad,
+	cnt_err *err)
+{
+	const cnt_records *in = arg;
+	cnt_cur c = {b->data, b->data + b->len};
+
+	for (int64_t i = 0; i < b->count; i++)
+		if (cls == 1 ? in->skipper(&c, &in->lim) != 0 && cnt_err_set(err, "malformed record") :
+		    cnt_skip(w->root, &c, &in->lim, 0, err) != 0) {
+			*bad = i;
+			return -1;
+		}
+	if (c.p != c.end) {
+		*bad = -1;
+		return leftover(err, in->name, b, &c);
+	}
+	return 0;
 }
 
 cnt_records *cnt_records_open(int fd, const char *name, const cnt_avro_schema *reader,
@@ -72,10 +111,11 @@ cnt_records *cnt_records_open(int fd, const char *name, const cnt_avro_schema *r
 	return cnt_records_open_prefixed(fd, name, NULL, 0, reader, lim, err);
 }
 
-cnt_records *cnt_records_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
-	const cnt_avro_schema *reader, const cnt_limits *lim, cnt_err *err)
+static cnt_records *open_records(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_avro_schema *reader, const cnt_limits *lim, const char *canon, cnt_skipper skipper, cnt_err *err)
 {
 	cnt_records *in = calloc(1, sizeof(*in));
+	cnt_block_check chk = {classify, check_block, in};
 
 	if (in == NULL) {
 		cnt_err_nomem(err);
@@ -84,7 +124,18 @@ cnt_records *cnt_records_open_prefixed(int fd, const char *name, const void *pre
 	in->lim = lim ? *lim : cnt_limits_default();
 	in->reader = reader;
 	cnt_arena_init(&in->arena, in->lim.max_block_decoded);
-	in->rd = cnt_reader_open_prefixed(fd, name, prefix, n, &in->lim, 0, err);
+	if (skipper) {
+		in->counting = 1;
+		in->skipper = skipper;
+		in->skip_canon = strdup(canon);
+		in->name = strdup(name);
+		if (in->skip_canon == NULL || in->name == NULL) {
+			cnt_err_nomem(err);
+			cnt_records_free(in);
+			return NULL;
+		}
+	}
+	in->rd = cnt_reader_open_checked(fd, name, prefix, n, &in->lim, 0, skipper ? &chk : NULL, err);
 	if (in->rd == NULL || ensure_plan(in, err) != 0) {
 		cnt_records_free(in);
 		return NULL;
@@ -92,13 +143,27 @@ cnt_records *cnt_records_open_prefixed(int fd, const char *name, const void *pre
 	return in;
 }
 
+cnt_records *cnt_records_open_prefixed(int fd, const char *name, const void *prefix, size_t n,
+	const cnt_avro_schema *reader, const cnt_limits *lim, cnt_err *err)
+{
+	return open_records(fd, name, prefix, n, reader, lim, NULL, NULL, err);
+}
+
+cnt_records *cnt_records_open_counting(int fd, const char *name, const char *canon, cnt_skipper skipper,
+	const cnt_limits *lim, cnt_err *err)
+{
+	return open_records(fd, name, NULL, 0, NULL, lim, canon, skipper, err);
+}
+
 void cnt_records_free(cnt_records *in)
 {
 	if (in == NULL)
 		return;
 	cnt_plan_free(in->plan);
-	free(in->skip_canon);
+	/* the reader first: its threads may still be checking with in */
 	cnt_reader_free(in->rd);
+	free(in->skip_canon);
+	free(in->name);
 	cnt_arena_release(&in->arena);
 	free(in);
 }
@@ -127,10 +192,12 @@ static int next_record(cnt_records *in, cnt_val *v, cnt_err *err)
 	while (in->left == 0) {
 		int rc;
 
-		if (in->blk.data && in->cur.p != in->cur.end)
-			return cnt_err_set(err, "'%s' block %llu: %zu bytes left over after its %lld records: corrupt file",
-				cnt_reader_name(in->rd), (unsigned long long)in->blk.block_no,
-				(size_t)(in->cur.end - in->cur.p), (long long)in->blk.count);
+		if (in->blk.data && in->blk_checked && in->fail_at == -1) {
+			*err = in->fail_err;
+			return -1;
+		}
+		if (in->blk.data && !in->blk_checked && in->cur.p != in->cur.end)
+			return leftover(err, cnt_reader_name(in->rd), &in->blk, &in->cur);
 		rc = cnt_records_next_block(in, &in->blk, err);
 		if (rc <= 0) {
 			in->blk.data = NULL;
@@ -139,26 +206,45 @@ static int next_record(cnt_records *in, cnt_val *v, cnt_err *err)
 		in->cur.p = in->blk.data;
 		in->cur.end = in->blk.data + in->blk.len;
 		in->left = in->blk.count;
+		in->blk_checked = in->blk.checked;
+		in->fail_at = -2;
+		if (in->blk.check_err) {
+			in->fail_at = in->blk.bad_record;
+			in->fail_err = *in->blk.check_err;
+		}
 	}
 	in->record_no++;
+	if (in->blk_checked) {
+		/* checked on a read-ahead thread (check_block): fail where
+		 * the caller's own check would have */
+		if (in->fail_at == in->blk.count - in->left) {
+			*err = in->fail_err;
+			goto bad;
+		}
+		in->left--;
+		return 1;
+	}
 	if (v == NULL) {
 		if (in->use_skipper ? in->skipper(&in->cur, &in->lim) != 0 && cnt_err_set(err, "malformed record") :
 		    cnt_skip(cnt_reader_schema(in->rd)->root, &in->cur, &in->lim, 0, err) != 0)
-			return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
-				(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
+			goto bad;
 		in->left--;
 		return 1;
 	}
 	cnt_arena_reset(&in->arena);
 	if (cnt_plan_decode(in->plan, &in->cur, &in->arena, &in->lim, v, err) != 0)
-		return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
-			(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
+		goto bad;
 	in->left--;
 	return 1;
+bad:
+	return cnt_err_prefix(err, "'%s' record %llu (block %llu)", cnt_reader_name(in->rd),
+		(unsigned long long)in->record_no, (unsigned long long)in->blk.block_no);
 }
 
 int cnt_records_next(cnt_records *in, cnt_val *v, cnt_err *err)
 {
+	if (in->counting)
+		return cnt_err_set(err, "'%s': opened for counting: records are not decoded", in->name);
 	return next_record(in, v, err);
 }
 

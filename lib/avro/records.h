@@ -39,11 +39,18 @@ int cnt_records_next(cnt_records *in, cnt_val *v, cnt_err *err);
 int cnt_records_skip(cnt_records *in, cnt_err *err);
 
 /* A skipper checks one record of a known schema faster than the generic
- * walk (it returns 0, or -1 when the record is malformed).  Containers
- * whose writer schema has the Parsing Canonical Form canon (copied) use
- * it in cnt_records_skip().  Returns 0 or -1 (out of memory). */
+ * walk (it returns 0, or -1 when the record is malformed). */
 typedef int (*cnt_skipper)(cnt_cur *c, const cnt_limits *lim);
-int cnt_records_set_skipper(cnt_records *in, const char *canon, cnt_skipper fn);
+/* Opens fd for counting: each container is read with its writer schema,
+ * and every record is checked, with skipper for containers whose writer
+ * schema has the Parsing Canonical Form canon (copied), with the generic
+ * walk for others.  The records are checked on the read-ahead threads,
+ * block by block, as they are decompressed; cnt_records_skip() then
+ * returns them one by one, and a bad record fails at the same record,
+ * with the same message, as checking it in the caller would.  Only
+ * cnt_records_skip() may be used on it. */
+cnt_records *cnt_records_open_counting(int fd, const char *name, const char *canon, cnt_skipper skipper,
+	const cnt_limits *lim, cnt_err *err);
 
 /* Switches the schema to resolve to (NULL: each container's own).  0, or
  * -1 with err set when the current container does not resolve to it. */

@@ -573,6 +573,95 @@ static void test_read_ahead(void)
 	unsetenv("CNT_READ_THREADS");
 }
 
+/* A block check (cnt_reader_open_checked): run on the read-ahead threads
+ * over every block, its result handed out with the block, in order;
+ * classify() once per container header; without read-ahead no block is
+ * checked and the caller must check it. */
+static int check_classified;
+static long check_records;
+
+static int classify_each(void *arg, const cnt_avro_schema *schema)
+{
+	(void)arg;
+	(void)schema;
+	return ++check_classified;
+}
+
+static int check_each(void *arg, int cls, const cnt_avro_schema *schema, const cnt_block *b, int64_t *bad,
+	cnt_err *err)
+{
+	(void)arg;
+	(void)schema;
+	__atomic_fetch_add(&check_records, (long)b->count, __ATOMIC_RELAXED);
+	if (cls == 1 && b->block_no == 60) {
+		*bad = 5;
+		return cnt_err_set(err, "block %llu fails", (unsigned long long)b->block_no);
+	}
+	return 0;
+}
+
+static void test_block_check(void)
+{
+	const char *p = path_in("checked.avro");
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	cnt_block_check chk = {classify_each, check_each, NULL};
+	cnt_err err = {"", CNT_ERR_DATA};
+
+	CHECK_EQ_INT(write_set(fd, CNT_CODEC_ZSTD, 200, 0, 3000), 0);
+	CHECK_EQ_INT(write_set(fd, CNT_CODEC_SNAPPY, 200, 3000, 500), 0);
+	close(fd);
+	for (int workers = 0; workers <= 2; workers++) {
+		char n[16];
+		cnt_reader *r;
+		cnt_block b;
+		long records = 0;
+		int rc = -1, checked = 0, unchecked = 0, failed = 0;
+		uint64_t next_first = 0;
+
+		snprintf(n, sizeof(n), "%d", workers);
+		setenv("CNT_READ_THREADS", n, 1);
+		check_classified = 0;
+		check_records = 0;
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+		r = cnt_reader_open_checked(fd, p, NULL, 0, NULL, 0, &chk, &err);
+		CHECK(r != NULL);
+		while (r != NULL && (rc = cnt_reader_next(r, &b, &err)) == 1) {
+			CHECK(b.first_record == next_first);   /* in order */
+			next_first += (uint64_t)b.count;
+			records += (long)b.count;
+			if (!b.checked) {
+				unchecked++;
+				CHECK(b.check_err == NULL);
+				continue;
+			}
+			checked++;
+			if (cnt_reader_container(r) == 1 && b.block_no == 60) {
+				failed++;
+				CHECK(b.check_err != NULL);
+				CHECK_EQ_INT((int)b.bad_record, 5);
+				CHECK(b.check_err != NULL && strcmp(b.check_err->msg, "block 60 fails") == 0);
+			} else {
+				CHECK(b.check_err == NULL);
+			}
+		}
+		CHECK_EQ_INT(rc, 0);
+		CHECK_EQ_INT((int)records, 3500);
+		CHECK_EQ_INT(check_classified, 2);   /* one per container */
+		if (workers == 0) {
+			/* read in the caller's thread: nothing checked */
+			CHECK_EQ_INT(checked, 0);
+			CHECK_EQ_INT((int)check_records, 0);
+		} else {
+			CHECK_EQ_INT(unchecked, 0);
+			CHECK_EQ_INT(failed, 1);
+			CHECK_EQ_INT((int)check_records, 3500);
+		}
+		cnt_reader_free(r);
+		close(fd);
+	}
+	unsetenv("CNT_READ_THREADS");
+}
+
 /* Reads path to its end: the records, or -1 with err. */
 static long read_all(const char *path, cnt_err *err)
 {
@@ -1291,6 +1380,7 @@ int main(void)
 	RUN(test_record_larger_than_block);
 	RUN(test_concatenated_writers);
 	RUN(test_read_ahead);
+	RUN(test_block_check);
 	RUN(test_end_marker);
 	RUN(test_writer_rejects_bad_schema);
 	RUN(test_canonical_form);

@@ -6,6 +6,10 @@ cnt's reader (the Avro 1.11 specification, "Object Container Files").
   avro-blocks.py cut FILE N OUT   writes FILE's first N bytes-exact blocks
                                   (the header and blocks 1..N) to OUT
   avro-blocks.py meta FILE        the header's metadata keys, one a line
+  avro-blocks.py zstd FILE OUT    FILE (one container, codec null) written
+                                  again with codec zstandard, its record
+                                  bytes as they are (damage included),
+                                  compressed by python3-zstandard
 """
 import sys
 
@@ -19,6 +23,16 @@ def read_long(b, i):
         shift += 7
         if not c & 0x80:
             return (n >> 1) ^ -(n & 1), i
+
+
+def write_long(n):
+    n = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while n & ~0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def parse(b):
@@ -36,7 +50,7 @@ def parse(b):
             key = b[i:i + kl].decode()
             i += kl
             vl, i = read_long(b, i)
-            meta.append(key)
+            meta.append((key, b[i:i + vl]))
             i += vl
     sync = b[i:i + 16]
     i += 16
@@ -59,7 +73,23 @@ def main():
         for at, count, size, _ in blocks:
             print(at, count, size)
     elif sys.argv[1] == "meta":
-        print("\n".join(meta))
+        print("\n".join(k for k, _ in meta))
+    elif sys.argv[1] == "zstd":
+        import zstandard
+        vals = dict(meta)
+        assert vals.get("avro.codec", b"null") == b"null", "not codec null"
+        vals["avro.codec"] = b"zstandard"
+        out = bytearray(b"Obj\x01") + write_long(len(vals))
+        for k, v in vals.items():
+            out += write_long(len(k)) + k.encode() + write_long(len(v)) + v
+        out += write_long(0)
+        hdr_end = blocks[0][0] if blocks else len(b)
+        out += b[hdr_end - 16:hdr_end]
+        for at, count, size, end in blocks:
+            payload = b[end - 16 - size:end - 16]
+            z = zstandard.ZstdCompressor().compress(payload) if size else b""
+            out += write_long(count) + write_long(len(z)) + z + b[end - 16:end]
+        open(sys.argv[3], "wb").write(out)
     elif sys.argv[1] == "cut":
         n = int(sys.argv[3])
         end = blocks[n - 1][3] if n > 0 else (blocks[0][0] if blocks else len(b))
