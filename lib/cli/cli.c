@@ -41,32 +41,43 @@ const char *cnt_cli_tool(void)
 static void remove_temporaries(void)
 {
 	for (int i = 0; i < MAX_OUTS; i++) {
-		cnt_out *o = G.outs[i];
+		cnt_out *o = __atomic_load_n(&G.outs[i], __ATOMIC_SEQ_CST);
 
 		if (o && o->tmp)
 			unlink(o->tmp);
 	}
 }
 
-static void on_signal(int sig)
-{
-	remove_temporaries();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+/* Threads inside a section (cnt_cli_hold_signals) and the signal that
+ * came meanwhile.  A section is where a temporary file exists but is not
+ * registered, or is unregistered but not yet renamed.  Blocking the
+ * signals holds them back on the section's own thread only: another
+ * thread (cnt-count's reader saves snapshots) may still take one, so the
+ * handler leaves the removal to the last thread out of its section. */
+static int busy;
+static int pending_sig;
 
-static void end_by_sigpipe(void) __attribute__((noreturn));
-static void end_by_sigpipe(void)
+/* Removes every temporary and ends the process by sig.  Async-signal-safe. */
+static void end_by(int sig) __attribute__((noreturn));
+static void end_by(int sig)
 {
 	sigset_t set;
 
 	remove_temporaries();
-	signal(SIGPIPE, SIG_DFL);
+	signal(sig, SIG_DFL);
 	sigemptyset(&set);
-	sigaddset(&set, SIGPIPE);
+	sigaddset(&set, sig);
 	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(SIGPIPE);
-	_exit(128 + SIGPIPE);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+static void on_signal(int sig)
+{
+	__atomic_store_n(&pending_sig, sig, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&busy, __ATOMIC_SEQ_CST) > 0)
+		return;   /* the thread in its section ends the process as it leaves */
+	end_by(sig);
 }
 
 void cnt_cli_init(const char *tool, const char *usage, const char *help)
@@ -79,6 +90,9 @@ void cnt_cli_init(const char *tool, const char *usage, const char *help)
 	G.help = help;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	/* a signal held for another thread's section (on_signal) must not
+	 * fail this thread's read or write */
+	sa.sa_flags = SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	/* SIGPIPE always: a parent that ignores it must not turn a closed
 	 * pipe into a stream of write errors. */
@@ -101,7 +115,7 @@ void cnt_cli_register(cnt_out *o)
 			return;
 	for (int i = 0; i < MAX_OUTS; i++)
 		if (G.outs[i] == NULL) {
-			G.outs[i] = o;
+			__atomic_store_n(&G.outs[i], o, __ATOMIC_SEQ_CST);
 			return;
 		}
 	/* More outputs than any tool has: a programming error. */
@@ -112,7 +126,7 @@ void cnt_cli_unregister(cnt_out *o)
 {
 	for (int i = 0; i < MAX_OUTS; i++)
 		if (G.outs[i] == o)
-			G.outs[i] = NULL;
+			__atomic_store_n(&G.outs[i], NULL, __ATOMIC_SEQ_CST);
 }
 
 static void abort_outputs(void)
@@ -199,7 +213,7 @@ void cnt_die_err(const cnt_err *err)
 	case CNT_ERR_PIPE:
 		cnt_progress_end();
 		abort_outputs();
-		end_by_sigpipe();
+		end_by(SIGPIPE);
 	case CNT_ERR_IO:
 		message("%s", err->msg);
 		die_status(CNT_EXIT_IO);
@@ -384,19 +398,35 @@ cnt_codec_id cnt_cli_codec(const char *opt, const char *s)
 
 /* ---- inputs and outputs ----------------------------------------------------- */
 
-/* SIGINT, SIGTERM and SIGHUP held back (into *old the mask before), so
- * that a temporary file is never between existing and being registered
- * for removal, nor between being unregistered and renamed into place: a
- * signal then arrives just after, when on_signal() knows every temporary. */
-static void hold_signals(sigset_t *old)
+void cnt_cli_hold_signals(sigset_t *old)
 {
 	sigset_t set;
+	int sig;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigprocmask(SIG_BLOCK, &set, old);
+	__atomic_add_fetch(&busy, 1, __ATOMIC_SEQ_CST);
+	if ((sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) == 0)
+		return;
+	/* A signal came before this section began: none begins now.  The
+	 * last thread out of its section ends the process. */
+	if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0)
+		end_by(sig);
+	for (;;)
+		pause();
+}
+
+void cnt_cli_release_signals(const sigset_t *old)
+{
+	int sig;
+
+	if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    (sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) != 0)
+		end_by(sig);
+	sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 void cnt_cli_out(cnt_out *o, const char *path)
@@ -405,11 +435,11 @@ void cnt_cli_out(cnt_out *o, const char *path)
 	sigset_t old;
 	int rc;
 
-	hold_signals(&old);
+	cnt_cli_hold_signals(&old);
 	rc = cnt_out_open(o, path, &err);
 	if (rc == 0)
 		cnt_cli_register(o);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	cnt_cli_release_signals(&old);
 	if (rc != 0)
 		cnt_die_err(&err);
 }
@@ -429,18 +459,22 @@ void cnt_cli_commit(cnt_out *o)
 	sigset_t old;
 	int rc;
 
-	hold_signals(&old);
+	cnt_cli_hold_signals(&old);
 	cnt_cli_unregister(o);
 	rc = cnt_out_commit(o, &err);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	cnt_cli_release_signals(&old);
 	if (rc != 0)
 		cnt_die_err(&err);
 }
 
 void cnt_cli_abort(cnt_out *o)
 {
+	sigset_t old;
+
+	cnt_cli_hold_signals(&old);
 	cnt_cli_unregister(o);
 	cnt_out_abort(o);
+	cnt_cli_release_signals(&old);
 }
 
 int cnt_cli_open_in(const char *name)

@@ -35,6 +35,7 @@
 #define CNT_CLI_H
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -146,6 +147,14 @@ void cnt_cli_avro_out(cnt_out *o, const char *path, int codec_set, cnt_codec_id 
 void cnt_cli_commit(cnt_out *o);
 /* Removes a registered output's temporary file and unregisters it. */
 void cnt_cli_abort(cnt_out *o);
+/* A section in which SIGINT, SIGTERM and SIGHUP wait (*old: the mask
+ * before): a temporary file is never between existing and being
+ * registered, nor between being unregistered and renamed into place.  A
+ * signal taken by any thread meanwhile ends the process when the last
+ * thread leaves its section, every temporary then removed.  Sections do
+ * not nest. */
+void cnt_cli_hold_signals(sigset_t *old);
+void cnt_cli_release_signals(const sigset_t *old);
 /* Registers o so that a fatal error or a signal removes its temporary
  * file; cnt_cli_unregister() takes it off the list again. */
 void cnt_cli_register(cnt_out *o);
