@@ -17,7 +17,8 @@
 static const char usage[] =
 	"usage: cnt-count -d definitions [-s state] [--snapshots dir] [-o file] [-D file] [-r file]\n"
 	"                 [--shards n | --shard-map file] [-m size] [-T dir] [-c codec] [--level n]\n"
-	"                 [--base file]... [--threads n] [--no-days] [--strict] [--stats file] [-v]\n"
+	"                 [--base file]... [--threads n] [--no-days [--split-tenants dir]] [--strict]\n"
+	"                 [--stats file] [-v]\n"
 	"                 [--progress | --no-progress]\n"
 	"                 [file ...]\n";
 
@@ -45,6 +46,8 @@ static const char help[] =
 	"                          files with the events (repeatable)\n"
 	"      --threads N         1, or 2 (default): a reader thread beside the counting\n"
 	"      --no-days           no local-day roll-ups (cnt-accumulate without -d)\n"
+	"      --split-tenants DIR one bucket file per tenant, DIR/TENANT/buckets.avro,\n"
+	"                          as cnt-accumulate --split-tenants (with --no-days)\n"
 	"      --strict            fail (status 2, no output, the state kept) when a\n"
 	"                          record is stale, as cnt-accumulate --strict\n"
 	"      --stats FILE        counts as one JSON object, each stage's under its name\n"
@@ -56,7 +59,8 @@ static const char help[] =
 	"\n"
 	"See cnt-count(1).\n";
 
-enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT, OPT_SNAPSHOTS, OPT_BASE };
+enum { OPT_SHARDS = CNT_OPT_TOOL_BASE, OPT_THREADS, OPT_NO_DAYS, OPT_SHARD_MAP, OPT_STRICT, OPT_SNAPSHOTS, OPT_BASE,
+	OPT_SPLIT };
 
 enum { MAX_BASE = 64 };
 
@@ -129,11 +133,12 @@ int main(int argc, char **argv)
 		{"strict", no_argument, NULL, OPT_STRICT},
 		{"snapshots", required_argument, NULL, OPT_SNAPSHOTS},
 		{"base", required_argument, NULL, OPT_BASE},
+		{"split-tenants", required_argument, NULL, OPT_SPLIT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	const char *defs_path = NULL, *out_path = NULL;
+	const char *defs_path = NULL, *out_path = NULL, *split = NULL;
 	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL, *snap_dir = NULL;
 	cnt_shardmap *map = NULL;
 	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0, nbase = 0;
@@ -175,6 +180,7 @@ int main(int argc, char **argv)
 		case OPT_NO_DAYS: days = 0; break;
 		case OPT_STRICT: strict = 1; break;
 		case OPT_SNAPSHOTS: snap_dir = optarg; break;
+		case OPT_SPLIT: split = optarg; break;
 		case OPT_BASE:
 			if (strcmp(optarg, "-") == 0)
 				cnt_die_usage("--base needs a bucket file, not standard input");
@@ -189,6 +195,10 @@ int main(int argc, char **argv)
 		cnt_die_usage("-d definitions is required");
 	if (map_path && shards != 1)
 		cnt_die_usage("--shards and --shard-map exclude each other");
+	if (split && out_path)
+		cnt_die_usage("-o and --split-tenants exclude each other");
+	if (split && days)
+		cnt_die_usage("--split-tenants needs --no-days: the per-tenant files carry no day roll-ups");
 	if (snap_dir)
 		cnt_snapshots_check(snap_dir, argv + optind, argc - optind);
 	if (tmpdir == NULL || *tmpdir == 0)
@@ -208,7 +218,10 @@ int main(int argc, char **argv)
 	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, tmpdir, &err)) == NULL))
 		cnt_die_err(&err);
 	loaded = dd.count;
-	cnt_cli_avro_out(&out, out_path, codec_set, &codec);
+	if (split) /* the whole output first, then split (cnt(7), "TENANT SEPARATION") */
+		out.fd = cnt_cli_scratch(tmpdir);
+	else
+		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
 	cnt_dedup_outs_open(&side, "cnt-count", codec_set, codec, level);
 	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, side.dups, &err)) == NULL ||
 	    (fu.win = cnt_window_new(defs, defs_path, shards, NULL, &err)) == NULL ||
@@ -243,7 +256,8 @@ int main(int argc, char **argv)
 	if (days && ((zones.tzc = cnt_tz_cache_new()) == NULL ? cnt_err_nomem(&err) :
 			cnt_accum_days(fu.acc, cnt_rollup_defs_zone, &zones, &err)) != 0)
 		cnt_die_err(&err);
-	if ((w = cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
+	if ((w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, -1, &err)
+		       : cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
 	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 ||
 	    (fu.acc2 ? cnt_accum_finish_halves(fu.acc, fu.acc2, w, &err) : cnt_accum_finish(fu.acc, w, &err)) != 0 ||
 	    cnt_writer_finish(w, &err) != 0 || cnt_accum_check_balance(fu.acc, &err) != 0)
@@ -254,11 +268,16 @@ int main(int argc, char **argv)
 	if (strict && st->stale)
 		cnt_die("%" PRIu64 " stale records: compensations counted with their originals left their latest "
 			"times unknown (cnt-retract --rebuild recounts them)", st->stale);
+	if (split)
+		cnt_cli_split_buckets(out.fd, "the scratch file", split, codec_set ? codec : CNT_CODEC_ZSTD, level);
 	cnt_dedup_outs_save(&side, &dd);
 	if (co.stats_path)
 		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side.kept, shards, map, memory);
 	/* The buckets first, then the state, as cnt-dedup does. */
-	cnt_cli_commit(&out);
+	if (split)
+		cnt_cli_split_commit();
+	else
+		cnt_cli_commit(&out);
 	cnt_dedup_outs_commit(&side);
 	if (st->sum_overflows)
 		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",

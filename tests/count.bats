@@ -258,3 +258,21 @@ JSON
 	# UTC's members have two days, Kolkata's one
 	jq -e '.accumulate.day_records == 30000' c.json
 }
+
+@test "--split-tenants: one bucket file per tenant, the bytes of cnt-accumulate --split-tenants; it needs --no-days and excludes -o" {
+	cnt-dedup -d "$DEFS" "$F/a.avro" "$F/b.avro" | cnt-window -d "$DEFS" | cnt-accumulate --split-tenants want
+	for threads in 1 2; do
+		cnt-count -d "$DEFS" --threads $threads --no-days --split-tenants got.$threads -s state.$threads "$F/a.avro" "$F/b.avro"
+		(cd want && find . -type f | sort) >want.list
+		(cd got.$threads && find . -type f | sort) >got.list
+		cmp want.list got.list
+		[ "$(wc -l <want.list)" -ge 2 ]   # both tenants of the input
+		while read -r f; do cmp "want/$f" "got.$threads/$f"; done <want.list
+		[ -s state.$threads ]
+	done
+	run -2 --separate-stderr cnt-count -d "$DEFS" --split-tenants x "$F/a.avro"
+	[[ $stderr == *"--split-tenants needs --no-days"* ]]
+	run -2 --separate-stderr cnt-count -d "$DEFS" --no-days --split-tenants x -o y.avro "$F/a.avro"
+	[[ $stderr == *"-o and --split-tenants exclude each other"* ]]
+	[ ! -e x ] && [ ! -e y.avro ]
+}
