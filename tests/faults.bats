@@ -717,6 +717,8 @@ snaps_ok() {
 @test "allocation failure: tenant separation (--split-tenants, --tenant) fails cleanly at every allocation" {
 	sweep 0 tmp_prep nothing_left cnt-accumulate --split-tenants "$O/split" --tmpdir "$O/tmp" \
 		--stats "$O/st.json" "$F/buckets.avro"
+	sweep 0 tmp_prep nothing_left cnt-count --definitions "$DEFS" --no-days --split-tenants "$O/split" \
+		--tmpdir "$O/tmp" --stats "$O/st.json" "$F/archive.avro"
 	sweep 0 no_prep nothing_left cnt-cat --tenant acme "$F/views/$BOARD/global/current/view.avro"
 	sweep 5 no_prep nothing_left cnt-cat --tenant acme "$F/buckets.avro"
 	sweep 5 no_prep nothing_left cnt-rank --tenant kahani -w "$F/views" -b "$BOARD" --now "$NOW" top 3
