@@ -429,7 +429,7 @@ static void *producer_main(void *arg)
 		size_t size = 0;
 		cnt_block b;
 		cnt_err err;
-		int rc;
+		int rc, jrc;
 
 		memset(&b, 0, sizeof(b));
 		rc = next_raw(r, &b, &payload, &size, &err);
@@ -457,18 +457,19 @@ static void *producer_main(void *arg)
 			cnt_err_nomem(&j->err);
 		}
 		pthread_mutex_lock(&r->mu);
-		j->state = rc == 1 && j->rc == 1 ? J_RAW : J_DONE;
+		jrc = j->rc;   /* a worker may change it once the slot is J_RAW */
+		j->state = rc == 1 && jrc == 1 ? J_RAW : J_DONE;
 		r->pseq++;
 		if (j->state == J_RAW)
 			pthread_cond_signal(&r->cv_raw);
 		else
 			pthread_cond_signal(&r->cv_done);   /* the end, an error, a header */
-		if (j->rc <= 0) {
+		if (jrc <= 0) {
 			r->producer_done = 1;
 			pthread_cond_broadcast(&r->cv_raw);   /* idle workers end */
 		}
 		pthread_mutex_unlock(&r->mu);
-		if (rc <= 0 || j->rc <= 0)
+		if (rc <= 0 || jrc <= 0)
 			break;
 	}
 	return NULL;

@@ -68,13 +68,16 @@ int cnt_records_set_reader(cnt_records *in, const cnt_avro_schema *reader, cnt_e
 }
 
 /* cnt_block_check.classify: 1 for the skipper's schema, 2 for any other
- * (the generic walk); out of memory, the generic walk too. */
+ * (the generic walk), 3 when that could not be told (out of memory: its
+ * blocks fail, rather than be checked by the weaker walk). */
 static int classify(void *arg, const cnt_avro_schema *w)
 {
 	const cnt_records *in = arg;
 	int same = 0;
 
-	return is_canon(w->root, in->skip_canon, &same) == 0 && same ? 1 : 2;
+	if (is_canon(w->root, in->skip_canon, &same) != 0)
+		return 3;
+	return same ? 1 : 2;
 }
 
 static int leftover(cnt_err *err, const char *name, const cnt_block *b, const cnt_cur *c)
@@ -92,6 +95,10 @@ static int check_block(void *arg, int cls, const cnt_avro_schema *w, const cnt_b
 	const cnt_records *in = arg;
 	cnt_cur c = {b->data, b->data + b->len};
 
+	if (cls == 3) {
+		*bad = -1;
+		return cnt_err_oom(err, "checking '%s' block %llu", in->name, (unsigned long long)b->block_no);
+	}
 	for (int64_t i = 0; i < b->count; i++)
 		if (cls == 1 ? in->skipper(&c, &in->lim) != 0 && cnt_err_set(err, "malformed record") :
 		    cnt_skip(w->root, &c, &in->lim, 0, err) != 0) {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -53,9 +54,13 @@ static void remove_temporaries(void)
  * registered, or is unregistered but not yet renamed.  Blocking the
  * signals holds them back on the section's own thread only: another
  * thread (cnt-count's reader saves snapshots) may still take one, so the
- * handler leaves the removal to the last thread out of its section. */
+ * handler leaves the removal to the last thread out of its section.
+ * dying: a fatal error is removing the outputs (quiesce); no section
+ * begins any more. */
 static int busy;
 static int pending_sig;
+static int dying;
+static __thread int depth;   /* this thread's sections, nested */
 
 /* Removes every temporary and ends the process by sig.  Async-signal-safe. */
 static void end_by(int sig) __attribute__((noreturn));
@@ -113,11 +118,12 @@ void cnt_cli_register(cnt_out *o)
 	for (int i = 0; i < MAX_OUTS; i++)
 		if (G.outs[i] == o)
 			return;
-	for (int i = 0; i < MAX_OUTS; i++)
-		if (G.outs[i] == NULL) {
-			__atomic_store_n(&G.outs[i], o, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < MAX_OUTS; i++) {
+		cnt_out *none = NULL;
+
+		if (__atomic_compare_exchange_n(&G.outs[i], &none, o, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 			return;
-		}
+	}
 	/* More outputs than any tool has: a programming error. */
 	abort();
 }
@@ -129,8 +135,27 @@ void cnt_cli_unregister(cnt_out *o)
 			__atomic_store_n(&G.outs[i], NULL, __ATOMIC_SEQ_CST);
 }
 
+/* A fatal error: no section begins any more, the other threads' sections
+ * end, and a signal waits (the handler defers while busy), so that the
+ * outputs are removed with no temporary half made and none removed twice. */
+static void quiesce(void)
+{
+	struct timespec ts = {0, 100000};
+	int mine = depth > 0 ? 1 : 0;
+
+	if (__atomic_exchange_n(&dying, 1, __ATOMIC_SEQ_CST) != 0)
+		for (;;)
+			pause();   /* another thread's error ends the process */
+	__atomic_add_fetch(&busy, 1, __ATOMIC_SEQ_CST);
+	/* at most 10 s: a section blocked for ever (an open of a FIFO nobody
+	 * reads) must not keep the process from ending */
+	for (int i = 0; i < 100000 && __atomic_load_n(&busy, __ATOMIC_SEQ_CST) > 1 + mine; i++)
+		nanosleep(&ts, NULL);
+}
+
 static void abort_outputs(void)
 {
+	quiesce();
 	for (int i = 0; i < MAX_OUTS; i++) {
 		cnt_out *o = G.outs[i];
 
@@ -407,13 +432,17 @@ void cnt_cli_hold_signals(sigset_t *old)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, old);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+	if (depth++ > 0)
+		return;   /* within this thread's section already */
 	__atomic_add_fetch(&busy, 1, __ATOMIC_SEQ_CST);
-	if ((sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) == 0)
+	if (__atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST) == 0 && !__atomic_load_n(&dying, __ATOMIC_SEQ_CST))
 		return;
-	/* A signal came before this section began: none begins now.  The
-	 * last thread out of its section ends the process. */
-	if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0)
+	/* A signal or a fatal error came first: no section begins now.  The
+	 * last thread out of its section ends the process by the signal, or
+	 * the thread with the error ends it. */
+	if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 && !__atomic_load_n(&dying, __ATOMIC_SEQ_CST) &&
+	    (sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) != 0)
 		end_by(sig);
 	for (;;)
 		pause();
@@ -423,10 +452,10 @@ void cnt_cli_release_signals(const sigset_t *old)
 {
 	int sig;
 
-	if (__atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    (sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) != 0)
+	if (--depth == 0 && __atomic_sub_fetch(&busy, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    !__atomic_load_n(&dying, __ATOMIC_SEQ_CST) && (sig = __atomic_load_n(&pending_sig, __ATOMIC_SEQ_CST)) != 0)
 		end_by(sig);
-	sigprocmask(SIG_SETMASK, old, NULL);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 void cnt_cli_out(cnt_out *o, const char *path)

@@ -151,8 +151,9 @@ void cnt_cli_abort(cnt_out *o);
  * before): a temporary file is never between existing and being
  * registered, nor between being unregistered and renamed into place.  A
  * signal taken by any thread meanwhile ends the process when the last
- * thread leaves its section, every temporary then removed.  Sections do
- * not nest. */
+ * thread leaves its section, every temporary then removed; a fatal error
+ * (cnt_die and the like) waits for the other threads' sections before it
+ * removes the outputs.  A section may hold another on the same thread. */
 void cnt_cli_hold_signals(sigset_t *old);
 void cnt_cli_release_signals(const sigset_t *old);
 /* Registers o so that a fatal error or a signal removes its temporary

@@ -155,19 +155,22 @@ int cnt_cli_scratch(const char *tmpdir)
 {
 	size_t n = strlen(tmpdir) + 32;
 	char *p = malloc(n);
-	int fd;
+	sigset_t old;
+	int fd, e;
 
 	if (p == NULL)
 		cnt_die_nomem();
 	snprintf(p, n, "%s/cnt-scratch-XXXXXX", tmpdir);
+	/* a section: a signal must not come between creating and unlinking */
+	cnt_cli_hold_signals(&old);
 	fd = mkstemp(p);
-	if (fd < 0) {
-		int e = errno;
-		free(p);
-		cnt_die("cannot create a scratch file in '%s': %s", tmpdir, strerror(e));
-	}
-	unlink(p);
+	e = errno;
+	if (fd >= 0)
+		unlink(p);
+	cnt_cli_release_signals(&old);
 	free(p);
+	if (fd < 0)
+		cnt_die("cannot create a scratch file in '%s': %s", tmpdir, strerror(e));
 	return fd;
 }
 
