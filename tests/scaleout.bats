@@ -21,10 +21,12 @@ free_port() {
 }
 
 # start_sshd N PORT: an sshd of our own in $SSH, listening on 127.0.0.1:PORT.
-# Its sessions start in the account's home directory, as any sshd's do, but
-# with HOME a directory of ours, so that the remote shells read none of this
-# machine's startup files (which can take half a second per connection, and
-# parallel makes several per job).
+# Its sessions have HOME a directory of ours, $SSH/home, and start there (as
+# a real host's start in the account's home directory): the remote shells
+# read none of this machine's startup files (which can take half a second
+# per connection, and parallel makes several per job), and parallel's work
+# dirs (--workdir ...) are made there, apart from any other run of parallel
+# on this machine.
 start_sshd() {
 	cat >"$SSH/sshd$1.conf" <<EOF
 Port $2
@@ -38,7 +40,8 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PubkeyAuthentication yes
 PermitRootLogin prohibit-password
-SetEnv HOME=$SSH/home
+SetEnv "HOME=$SSH/home"
+ForceCommand cd "\$HOME" && eval "\$SSH_ORIGINAL_COMMAND"
 EOF
 	/usr/sbin/sshd -f "$SSH/sshd$1.conf" -E "$SSH/sshd$1.log"
 }
@@ -211,11 +214,8 @@ chain() {
 	cp "$DEFS" defs.json
 	ssh -F "$SSH/config" host1 true
 	ssh -F "$SSH/config" host2 true
-	# the work dirs are made under .parallel/tmp of the directory the
-	# sessions start in, the account's home directory (which other runs of
-	# parallel may share: only what this test makes there counts)
-	RHOME=$(getent passwd "$(id -un)" | cut -d: -f6)
-	touch started
+	# the sessions start in a home of their own, where the work dirs go
+	[ "$(ssh -F "$SSH/config" host1 pwd)" = "$SSH/home" ]
 	for day in 1 2; do
 		cnt-partition -d defs.json --parts 4 -o "day$day" "$D/day$day.avro"
 		# the state of part i travels with it: sent when it exists,
@@ -234,8 +234,8 @@ chain() {
 	# both hosts took jobs, and no work dir (--workdir ...) was left behind
 	grep -q 'Accepted publickey' "$SSH/sshd1.log"
 	grep -q 'Accepted publickey' "$SSH/sshd2.log"
-	left=$(find "$RHOME/.parallel/tmp" -mindepth 1 -maxdepth 1 -newer started 2>/dev/null || true)
-	[ -z "$left" ] || { echo "work dirs left behind:"; find "$RHOME/.parallel/tmp" -newer started; cat err.txt; false; }
+	[ ! -e "$SSH/home/.parallel/tmp" ] || [ -z "$(ls -A "$SSH/home/.parallel/tmp")" ] ||
+		{ echo "work dirs left behind:"; find "$SSH/home"; cat err.txt; false; }
 }
 
 @test "usage errors: definitions, --parts and the prefix are required; numbers are strict" {
