@@ -13,18 +13,20 @@
 #include "view/viewdiff.h"
 
 static const char usage[] =
-	"usage: cnt-diff [-q] [-d definitions] [--max-diffs n] [--tolerance r] [--tenant id]\n"
-	"                [--stats file] [-v]\n"
+	"usage: cnt-diff [-q] [-d definitions] [--max-diffs n] [--tolerance r] [--no-days]\n"
+	"                [--tenant id] [--stats file] [-v]\n"
 	"                [--progress | --no-progress] left right\n";
 
 static const char help[] =
 	"Compare two bucket files (sorted, so in one streaming pass) and list each\n"
 	"difference as a JSON line {\"key\":..,\"left\":..,\"right\":..}; a record present\n"
-	"on one side only has null on the other.  Two view directories (VIEWS/BOARD/\n"
-	"SCOPE/vNNNNNN or .../current) are compared member by member instead: every\n"
-	"member's value, rank and last event time, one line {\"member_ref\":..} per\n"
-	"difference; version, built_at and as_of are ignored.  Exit 0 when they are\n"
-	"equal, 1 when they differ, 2 on trouble.\n"
+	"on one side only has null on the other.  Day roll-ups are compared after\n"
+	"the hourly records, their keys marked \"rollup\":\"day\".  Two view\n"
+	"directories (VIEWS/BOARD/SCOPE/vNNNNNN or .../current) are compared\n"
+	"member by member instead: every member's value, rank and last event\n"
+	"time, one line {\"member_ref\":..} per difference; version, built_at and\n"
+	"as_of are ignored.  Exit 0 when they are equal, 1 when they differ, 2 on\n"
+	"trouble.\n"
 	"\n"
 	"  -q, --quiet             print nothing; the exit status says it\n"
 	"  -d, --definitions FILE  compare approx and unique counters within their\n"
@@ -35,6 +37,7 @@ static const char help[] =
 	"                          the fraction R (e.g. 0.02), overriding -d; default\n"
 	"                          for buckets 0 (bytes), for a unique board's views\n"
 	"                          0.024375 (three HyperLogLog++ standard errors)\n"
+	"      --no-days           compare hourly records only, skipping day roll-ups\n"
 	"      --tenant ID         who is asking: refuse (status 5) before printing\n"
 	"                          anything unless both sides hold only ID's data\n"
 	"                          (default $CNT_TENANT)\n"
@@ -47,7 +50,7 @@ static const char help[] =
 	"\n"
 	"'-' reads one side from standard input.  See cnt-diff(1).\n";
 
-enum { OPT_MAX = CNT_OPT_TOOL_BASE, OPT_TOLERANCE };
+enum { OPT_MAX = CNT_OPT_TOOL_BASE, OPT_TOLERANCE, OPT_NO_DAYS };
 
 static const char *const from_names[] = {"exact", "--tolerance", "declared", "default"};
 
@@ -101,7 +104,7 @@ static int is_dir(const char *path)
 	return strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static void write_stats(const char *path, const cnt_diff_stats *st)
+static void write_stats(const char *path, const cnt_diff_stats *st, int no_days)
 {
 	cnt_stats s;
 
@@ -115,6 +118,16 @@ static void write_stats(const char *path, const cnt_diff_stats *st)
 	cnt_stats_u64(&s, "changed", st->changed);
 	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed);
 	cnt_stats_bool(&s, "equal", !cnt_diff_differ(st));
+	cnt_stats_object(&s, "days");
+	cnt_stats_bool(&s, "compared", !no_days);
+	cnt_stats_bool(&s, "in_left", st->days_left);
+	cnt_stats_bool(&s, "in_right", st->days_right);
+	cnt_stats_u64(&s, "left", st->days.left);
+	cnt_stats_u64(&s, "right", st->days.right);
+	cnt_stats_u64(&s, "only_left", st->days.only_left);
+	cnt_stats_u64(&s, "only_right", st->days.only_right);
+	cnt_stats_u64(&s, "changed", st->days.changed);
+	cnt_stats_close(&s);
 	if (st->counters != NULL) {
 		cnt_stats_array(&s, "counters");
 		for (size_t i = 0; i < st->ncounters; i++) {
@@ -141,12 +154,13 @@ int main(int argc, char **argv)
 		{"definitions", required_argument, NULL, 'd'},
 		{"max-diffs", required_argument, NULL, OPT_MAX},
 		{"tolerance", required_argument, NULL, OPT_TOLERANCE},
+		{"no-days", no_argument, NULL, OPT_NO_DAYS},
 		{"tenant", required_argument, NULL, CNT_OPT_TENANT},
 		CNT_CLI_LONGOPTS,
 		{NULL, 0, NULL, 0}
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
-	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add, NULL, 0};
+	cnt_diff_opts o = {-1, -1, 0, STDOUT_FILENO, cnt_progress_add, NULL, 0, 0};
 	const char *defs_path = NULL;
 	cnt_defs *defs = NULL;
 	cnt_diff_stats st;
@@ -161,6 +175,7 @@ int main(int argc, char **argv)
 		case 'd': defs_path = optarg; break;
 		case OPT_MAX: o.max_shown = (int64_t)cnt_cli_uint("--max-diffs", optarg, 0, INT64_MAX); break;
 		case OPT_TOLERANCE: o.tolerance = cnt_cli_double("--tolerance", optarg, 0, 0.999999); o.tolerance_given = 1; break;
+		case OPT_NO_DAYS: o.no_days = 1; break;
 		case CNT_OPT_TENANT: who = optarg; break;
 		default: cnt_cli_option(c, optarg, &co);
 		}
@@ -178,6 +193,8 @@ int main(int argc, char **argv)
 	}
 	if (defs_path != NULL && (o.defs = defs = cnt_defs_load(defs_path, &err)) == NULL)
 		cnt_die_err(&err);
+	if (is_dir(argv[optind]) && o.no_days)
+		cnt_die_usage("--no-days is for bucket files: views have no day roll-ups");
 	if (is_dir(argv[optind])) {
 		c = views(argv[optind], argv[optind + 1], &o, &co);
 		cnt_defs_free(defs);
@@ -198,10 +215,17 @@ int main(int argc, char **argv)
 	cnt_cli_close_in(lfd);
 	cnt_cli_close_in(rfd);
 	if (co.stats_path)
-		write_stats(co.stats_path, &st);
+		write_stats(co.stats_path, &st, o.no_days);
+	if (st.days_left != st.days_right && st.days.only_left + st.days.only_right > 0 && !o.quiet)
+		cnt_cli_note("'%s' has day roll-ups and '%s' has none: each of its %" PRIu64 " day records is a difference (--no-days compares hourly records only)",
+			argv[optind + !st.days_left], argv[optind + !st.days_right], st.days.left + st.days.right);
 	if (co.verbose)
 		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
 			" only right, %" PRIu64 " changed", st.left, st.right, st.only_left, st.only_right, st.changed);
+	if (co.verbose && !o.no_days)
+		cnt_cli_note("of which day records: %" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
+			" only right, %" PRIu64 " changed", st.days.left, st.days.right, st.days.only_left,
+			st.days.only_right, st.days.changed);
 	for (size_t i = 0; co.verbose && i < st.ncounters; i++)
 		cnt_cli_note("%s/%s v%d: %s, tolerance %g (%s)", st.counters[i].tenant_id, st.counters[i].counter_id,
 			st.counters[i].counter_version, st.counters[i].declared ? cnt_defs_ctype_name(st.counters[i].type) :

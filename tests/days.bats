@@ -6,9 +6,10 @@
 # bytes for any split, order, spill or merge; cnt-project composes every
 # window of whole local days from them and gives exactly the bytes of
 # summing hours (--hours) for every window kind; so does cnt-series for a
-# series of whole days (tests/series.bats); every other reader of bucket
-# files ignores them (no double count); cnt-expire keeps a day
-# record while a window reaches it; corrupt day containers are errors.
+# series of whole days (tests/series.bats); cnt-diff compares them after
+# the hours (a day record changed by python3-avro is found); every other
+# reader of bucket files ignores them (no double count); cnt-expire keeps a
+# day record while a window reaches it; corrupt day containers are errors.
 
 bats_require_minimum_version 1.5.0
 
@@ -31,6 +32,9 @@ setup_file() {
 	cat log1.avro log2.avro | cnt-dedup -d "$DEFS" | cnt-window -d "$DEFS" --shards 2 >win.avro
 	cnt-accumulate -o hours.avro win.avro
 	cnt-accumulate -d "$DEFS" -o days.avro win.avro --stats acc.json
+	# the same hours with Berlin's days counted in UTC (its timezone changed)
+	jq '(.tenants[] | select(.tenant_id == "ber") | .timezone) = "UTC"' "$DEFS" >utc-defs.json
+	cnt-accumulate -d utc-defs.json -o wrongzone.avro win.avro
 	# the day container alone, as JSON lines (cnt-cat prints the
 	# containers one after the other: the hourly records first)
 	cnt-cat days.avro | tail -n +"$(($(cnt-cat --count hours.avro) + 1))" >days.jsonl
@@ -223,10 +227,55 @@ check_boards() {
 	cmp two/ber_all/global/current/view.avro twoh/ber_all/global/current/view.avro
 }
 
-@test "readers of hourly records ignore day records (diff, seal, rebuild, merge); cnt-series' days give the rows of hours" {
-	# cnt-diff: no difference between the files with and without days
-	run -0 cnt-diff "$F/hours.avro" "$F/days.avro"
+@test "cnt-diff compares day records after the hours: a changed day record, another zone's days, days on one side only, --no-days" {
+	n=$(wc -l <"$F/days.jsonl")
+	h=$(wc -l <"$F/hours.jsonl")
+	run -0 cnt-diff -v --stats st.json "$F/days.avro" "$F/days.avro"
+	[ "${lines[1]}" = "cnt-diff: of which day records: $n left, $n right: 0 only left, 0 only right, 0 changed" ]
+	jq -e --argjson n "$n" --argjson h "$h" '.left == $n + $h and .equal and
+		.days == {compared: true, in_left: true, in_right: true, left: $n, right: $n, only_left: 0,
+		          only_right: 0, changed: 0}' st.json
+	# a day record changed (its hours not): one difference, marked as a day's
+	cnt-accumulate -d "$DEFS" -c null -o null.avro "$F/win.avro"
+	read -r m start < <("$PY" "$DATA/raise-day-count.py" null.avro tampered.avro)
+	run -0 cnt-diff "$F/days.avro" null.avro
+	run -1 --separate-stderr cnt-diff --stats st.json "$F/days.avro" tampered.avro
+	[ -z "$stderr" ]
+	[ "${#lines[@]}" -eq 1 ]
+	echo "$output" | jq -e --arg m "$m" --argjson s "$start" '.key.member_ref == $m and
+		.key.bucket_start == $s and .key.rollup == "day" and .right.count == .left.count + 1'
+	jq -e '.changed == 1 and .days.changed == 1 and .only_left + .only_right == 0' st.json
+	run -0 cnt-diff --no-days --stats st.json "$F/days.avro" tampered.avro
 	[ -z "$output" ]
+	jq -e '.days.compared == false and .days.left == 0 and .equal' st.json
+	# the same hours counted under another timezone: only the days differ
+	run -1 --separate-stderr cnt-diff --stats st.json "$F/days.avro" "$F/wrongzone.avro"
+	[ -z "$stderr" ]
+	echo "$output" | jq -e -s 'all(.[]; .key.rollup == "day" and .key.tenant_id == "ber" and
+		(.left == null) != (.right == null))'
+	jq -e '.changed == 0 and .only_left > 0 and .only_right > 0 and
+		.only_left == .days.only_left and .only_right == .days.only_right' st.json
+	run -0 cnt-diff --no-days "$F/days.avro" "$F/wrongzone.avro"
+	# a file with day roll-ups against one without: every day record is a
+	# difference, and a note says why
+	run -1 --separate-stderr cnt-diff --stats st.json "$F/hours.avro" "$F/days.avro"
+	[ "$stderr" = "cnt-diff: '$F/days.avro' has day roll-ups and '$F/hours.avro' has none: each of its $n day records is a difference (--no-days compares hourly records only)" ]
+	[ "$(echo "$output" | jq -s 'map(select(.key.rollup == "day" and .left == null)) | length')" -eq "$n" ]
+	jq -e --argjson n "$n" '.only_right == $n and .days.in_left == false and .days.in_right' st.json
+	run -1 --separate-stderr cnt-diff -q "$F/hours.avro" "$F/days.avro"
+	[ -z "$output" ] && [ -z "$stderr" ]
+	run -0 cnt-diff --no-days "$F/hours.avro" "$F/days.avro"
+	[ -z "$output" ]
+	# two files joined: hourly records after day records is not a bucket file
+	cat "$F/days.avro" "$F/days.avro" >joined.avro
+	run -2 cnt-diff joined.avro "$F/days.avro"
+	[ "$output" = "cnt-diff: 'joined.avro' record $((n + h + 1)): an hourly record after the day roll-ups, so this is not one bucket file as cnt-accumulate writes it (two files joined? merge them with 'cnt-accumulate -d DEFS FILE...')" ]
+	# views have no day roll-ups
+	run -2 cnt-diff --no-days . .
+	[ "${lines[0]}" = "cnt-diff: --no-days is for bucket files: views have no day roll-ups" ]
+}
+
+@test "readers of hourly records ignore day records (seal, rebuild, merge); cnt-series' days give the rows of hours" {
 	# cnt-series, hourly and daily (daily from the day records)
 	for g in hour day; do
 		cnt-series -d "$DEFS" --counter ber/pts --from 2026-03-01T00:00:00Z --to 2026-04-01T00:00:00Z \
@@ -309,9 +358,7 @@ check_boards() {
 	run -2 cnt-project -d "$DEFS" -b ber_all -w v junk.avro
 	[[ $output == *junk.avro* ]]
 	# day records of another zone (the tenant's timezone changed): refused
-	jq '(.tenants[] | select(.tenant_id == "ber") | .timezone) = "UTC"' "$DEFS" >utc-defs.json
-	cnt-accumulate -d utc-defs.json -o wrongzone.avro "$F/win.avro"
-	run -2 cnt-project -d "$DEFS" -b ber_all -w v wrongzone.avro
+	run -2 cnt-project -d "$DEFS" -b ber_all -w v "$F/wrongzone.avro"
 	[[ $output == *"not a local day of Europe/Berlin"* ]]
 	# a tenant the definitions do not declare
 	jq 'del(.tenants[] | select(.tenant_id == "utc")) | del(.counters[] | select(.tenant_id == "utc")) |

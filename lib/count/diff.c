@@ -20,9 +20,10 @@ typedef struct side {
 	const char *name;
 	uint64_t done;
 	int rc;              /* of the last read: 1 a record, 0 the end */
+	int day;             /* the current record is a day record */
 	cnt_buf strings;
 	cnt_bucket prev;
-	int have_prev;
+	int have_prev, prev_day;
 } side;
 
 static int advance(side *s, cnt_err *err)
@@ -40,17 +41,25 @@ static int advance(side *s, cnt_err *err)
 		s->prev.counter_id.p = (const char *)s->strings.p + b->tenant_id.n;
 		s->prev.member_ref.p = (const char *)s->strings.p + b->tenant_id.n + b->counter_id.n;
 		s->have_prev = 1;
+		s->prev_day = s->day;
 	}
 	s->rc = cnt_bucket_in_next(&s->in, &s->b, err);
 	if (s->rc < 0)
 		return -1;
-	if (s->rc > 0 && s->have_prev && cnt_bucket_key_cmp(&s->prev, &s->b) >= 0)
-		return cnt_err_set(err, "'%s' record %llu: keys are not in ascending order, so this is not a bucket file as cnt-accumulate writes it (re-sort it with 'cnt-accumulate %s')",
-			s->name, (unsigned long long)s->done + 1, s->name);
+	s->day = s->rc > 0 && s->in.is_day;
+	if (s->rc == 0 || !s->have_prev || s->day > s->prev_day)
+		return 0;
+	/* the hourly records, then the day records, each in key order */
+	if (s->day < s->prev_day)
+		return cnt_err_set(err, "'%s' record %llu: an hourly record after the day roll-ups, so this is not one bucket file as cnt-accumulate writes it (two files joined? merge them with 'cnt-accumulate -d DEFS FILE...')",
+			s->name, (unsigned long long)s->done + 1);
+	if (cnt_bucket_key_cmp(&s->prev, &s->b) >= 0)
+		return cnt_err_set(err, "'%s' record %llu%s: keys are not in ascending order, so this is not a bucket file as cnt-accumulate writes it (re-sort it with 'cnt-accumulate %s%s')",
+			s->name, (unsigned long long)s->done + 1, s->day ? " (a day record)" : "", s->day ? "-d DEFS " : "", s->name);
 	return 0;
 }
 
-static int line(cnt_buf *out, const cnt_bucket *l, const cnt_bucket *r)
+static int line(cnt_buf *out, const cnt_bucket *l, const cnt_bucket *r, int day)
 {
 	const cnt_bucket *b = l ? l : r;
 	int rc = 0;
@@ -61,7 +70,8 @@ static int line(cnt_buf *out, const cnt_bucket *l, const cnt_bucket *r)
 	rc |= cnt_json_string(out, (const uint8_t *)b->counter_id.p, b->counter_id.n, 0);
 	rc |= cnt_buf_printf(out, ",\"counter_version\":%d,\"member_ref\":", (int)b->counter_version);
 	rc |= cnt_json_string(out, (const uint8_t *)b->member_ref.p, b->member_ref.n, 0);
-	rc |= cnt_buf_printf(out, ",\"bucket_start\":%lld,\"shard\":%d}", (long long)b->bucket_start, (int)b->shard);
+	rc |= cnt_buf_printf(out, ",\"bucket_start\":%lld,\"shard\":%d%s}", (long long)b->bucket_start, (int)b->shard,
+		day ? ",\"rollup\":\"day\"" : "");
 	rc |= cnt_buf_append(out, ",\"left\":", 8);
 	rc |= l ? cnt_bucket_to_json(l, out) : cnt_buf_append(out, "null", 4);
 	rc |= cnt_buf_append(out, ",\"right\":", 9);
@@ -197,7 +207,11 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 		return -1;
 	while (L->rc > 0 || R->rc > 0) {
 		const cnt_bucket *pl = NULL, *pr = NULL;
-		int d = L->rc == 0 ? 1 : R->rc == 0 ? -1 : cnt_bucket_key_cmp(&L->b, &R->b);
+		/* hourly records before day records, each kind in key order */
+		int d = L->rc == 0 ? 1 : R->rc == 0 ? -1 : L->day != R->day ? L->day - R->day :
+			cnt_bucket_key_cmp(&L->b, &R->b);
+		int day = d <= 0 ? L->day : R->day;
+		cnt_diff_counts *dc = day ? &st->days : NULL;
 
 		/* Every counter met is named in the statistics. */
 		if (o->defs != NULL && tolerance_of(d <= 0 ? &L->b : &R->b, o, st) == NULL)
@@ -205,9 +219,13 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 		if (d < 0) {
 			pl = &L->b;
 			st->only_left++;
+			if (dc)
+				dc->only_left++;
 		} else if (d > 0) {
 			pr = &R->b;
 			st->only_right++;
+			if (dc)
+				dc->only_right++;
 		} else {
 			int v = values_differ(&L->b, &R->b, o, st);
 
@@ -217,10 +235,12 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 				pl = &L->b;
 				pr = &R->b;
 				st->changed++;
+				if (dc)
+					dc->changed++;
 			}
 		}
 		if ((pl || pr) && !o->quiet && (o->max_shown < 0 || st->shown < (uint64_t)o->max_shown)) {
-			if (line(out, pl, pr) != 0)
+			if (line(out, pl, pr, day) != 0)
 				return cnt_err_nomem(err);
 			st->shown++;
 			if (flush(o->fd, out, 1u << 16, err) != 0)
@@ -230,17 +250,23 @@ static int compare(side *L, side *R, const cnt_diff_opts *o, cnt_diff_stats *st,
 			o->tick(d == 0 ? 2 : 1);
 		if (d <= 0) {
 			L->done++;
+			if (dc)
+				dc->left++;
 			if (advance(L, err) != 0)
 				return -1;
 		}
 		if (d >= 0) {
 			R->done++;
+			if (dc)
+				dc->right++;
 			if (advance(R, err) != 0)
 				return -1;
 		}
 	}
 	st->left = L->done;
 	st->right = R->done;
+	st->days_left = L->in.saw_days;
+	st->days_right = R->in.saw_days;
 	return flush(o->fd, out, 1, err);
 }
 
@@ -258,7 +284,9 @@ int cnt_diff_buckets(int lfd, const char *lname, int rfd, const char *rname,
 	R.name = rname;
 	if (cnt_bucket_in_open(&L.in, lfd, lname, NULL, err) != 0)
 		return -1;
+	L.in.days = o->no_days ? 0 : -1;
 	if (cnt_bucket_in_open(&R.in, rfd, rname, NULL, err) == 0) {
+		R.in.days = L.in.days;
 		rc = compare(&L, &R, o, st, &out, err);
 		cnt_bucket_in_release(&R.in);
 	}

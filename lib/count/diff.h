@@ -9,6 +9,13 @@
  *
  * Each difference is one JSON line {"key":{..},"left":{..}|null,
  * "right":{..}|null} (cnt-diff(1), OUTPUT).
+ *
+ * A file's day roll-ups (cnt-bucket(5), the container after the hourly
+ * one) are records too, compared after the hourly ones in the same pass:
+ * a key is (hourly or day, the bucket key), so a day record present on
+ * one side only, or whose values differ, is a difference like any other,
+ * and a day container on one side only makes each of its records one.
+ * With no_days, day containers are skipped and only hours are compared.
  */
 #ifndef CNT_DIFF_H
 #define CNT_DIFF_H
@@ -57,13 +64,23 @@ typedef struct cnt_diff_opts {
 	void (*tick)(uint64_t);  /* records read, for progress; may be NULL */
 	const cnt_defs *defs;    /* NULL: no definitions (above) */
 	int tolerance_given;     /* --tolerance was given */
+	int no_days;             /* skip day containers: compare hourly records only */
 } cnt_diff_opts;
 
-typedef struct cnt_diff_stats {
+/* The counts of one kind of record (hourly or day). */
+typedef struct cnt_diff_counts {
 	uint64_t left, right;             /* records read from each side */
 	uint64_t only_left, only_right;   /* keys on one side only */
 	uint64_t changed;                 /* keys on both sides whose values differ */
+} cnt_diff_counts;
+
+typedef struct cnt_diff_stats {
+	uint64_t left, right;             /* records read from each side, hours and days */
+	uint64_t only_left, only_right;   /* keys on one side only */
+	uint64_t changed;                 /* keys on both sides whose values differ */
 	uint64_t shown;                   /* differences printed */
+	cnt_diff_counts days;             /* the day records among the above */
+	int days_left, days_right;        /* each side holds a day container */
 	cnt_diff_counter *counters;       /* with definitions: each version met, in file order */
 	size_t ncounters;
 } cnt_diff_stats;
