@@ -35,6 +35,8 @@ setup_file() {
 	done
 	cnt-accumulate -o live/buckets.avro live/seg1.buckets.avro live/seg2.buckets.avro live/seg3.buckets.avro
 	cnt-project -d "$DEFS" -b "$BOARD" -w live/views --now "$NOW" live/buckets.avro
+	# the same with day roll-ups (codec null, for raise-day-count.py)
+	cnt-accumulate -d "$DEFS" -c null -o live/days.avro live/buckets.avro
 	# a forged record: m-1042 +700 m, admitted at the live as-of
 	printf '%s\n' '{"idempotency_key":"forged-1","tenant_id":"acme","counter_id":"distance_m","member_ref":"m-1042","delta":700,"event_time":"2026-11-29T08:10:00Z"}' |
 		cnt-ingest -d "$DEFS" --keyring "$KEYRING" --now "$NOW" -r /dev/null - | cnt-dedup -d "$DEFS" |
@@ -138,6 +140,32 @@ current() {
 	run -1 rebuild $SEGS
 	[ -n "$(ls tmp)" ]
 	[[ ${lines[-1]} == "ALERT: "*"; the rebuild is kept in $TMPDIR/cnt-rebuild."* ]]
+}
+
+@test "a live bucket file with day roll-ups: the rebuild has them too, and a changed day record raises the alert" {
+	h=$(cnt-cat --count live/buckets.avro)
+	n=$(($(cnt-cat --count live/days.avro) - h))
+	[ "$n" -gt 0 ]
+	# shellcheck disable=SC2086
+	run --separate-stderr cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/days.avro --scratch s $SEGS
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[[ $output == *$'\n'"buckets: agree ($((h + n)) records, $n of them day records)"$'\n'* ]]
+	cnt-cat --meta s/buckets.avro | jq -s -e 'length == 2 and .[1].metadata["cnt.rollup"] == "day"'
+	jq -e --argjson n "$n" '.days.left == $n and .days.right == $n' s/buckets.diff.json
+	# one day record's count raised by one, its hours intact
+	read -r m start < <(/usr/bin/python3 "$ROOT/tests/data/days/raise-day-count.py" live/days.avro live/tampered.avro 0)
+	day=$(jq -rn --argjson s "$start" '$s / 1000 | todate')
+	# shellcheck disable=SC2086
+	run --separate-stderr cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/tampered.avro --scratch s2 $SEGS
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *$'\n'"buckets: DIFFER: 1 changed, 0 only live, 0 only rebuilt ($((h + n)) live, $((h + n)) rebuilt)"$'\n'* ]]
+	[[ $output == *$'\n'"  $m acme/"*" day $day: count "*" (live +1)"$'\n'* ]]
+	[ "${lines[-1]}" = "ALERT: the rebuild from the archive differs from the live projection (above); the rebuild is kept in s2" ]
+	# a live file without day roll-ups is rebuilt without them
+	run -0 cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro --scratch s3 $SEGS
+	[ "$(cnt-cat --meta s3/buckets.avro | jq -s length)" -eq 1 ]
 }
 
 @test "a tampered live view only (its bucket file intact): status 1, the member named" {
