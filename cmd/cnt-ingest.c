@@ -168,7 +168,8 @@ int main(int argc, char **argv)
 		cnt_cli_avro_out(&hold, cfg.hold_name, 1, &hcodec);
 		cfg.hold_fd = hold.fd;
 	}
-	if ((g = cnt_ingest_new(&cfg, &err)) == NULL)
+	if ((co.stats_path && (cfg.hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL) ||
+	    (g = cnt_ingest_new(&cfg, &err)) == NULL)
 		cnt_die_err(&err);
 	cnt_progress_start(&co);
 	for (int i = optind; i < argc || i == optind; i++) {
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
 		cnt_stats st;
 
 		cnt_stats_begin(&st);
-		if (cnt_stage_stats_ingest(&st, g, members,
+		if (cnt_stage_stats_ingest(&st, g, members, cfg.hot,
 			cfg.admit.now_ms != INT64_MIN ? cfg.admit.now_ms : (int64_t)time(NULL) * 1000, &err) != 0)
 			cnt_die_err(&err);
 		cnt_stats_write(&st, co.stats_path);
@@ -220,6 +221,7 @@ int main(int argc, char **argv)
 			100.0 * cnt_count_ratio(st->duplicate, st->accepted + st->duplicate));
 	}
 	cnt_ingest_free(g);
+	cnt_topkey_free(cfg.hot);
 	cnt_members_free(cfg.admit.members);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);

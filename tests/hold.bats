@@ -204,6 +204,12 @@ mixed() {
 	[ "$(cnt-cat --count log.avro)" -eq 6 ]
 	[ "$(cnt-cat --count holds.avro)" -eq 7 ]
 	[ "$(wc -l <dup.jsonl)" -eq 2 ]
+	# the hottest keys are those of the events written, held ones not
+	# counted: the same list as cnt-window's over the log
+	one '([.top_keys[].events] | add) == 6 and .top_key.member_ref == "m1" and .top_key.counter_id == "pts"
+		and .top_key.events == 2 and .top_key_share == 0.333333' st.json
+	cnt-window -d "$DEFS" --stats w.json log.avro >/dev/null
+	jq -e -s '.[0].top_keys == .[1].top_keys and .[0].top_key == .[1].top_key' st.json w.json
 	run -0 --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d -o l2.avro --holds h2.avro -v < <(mixed)
 	[ "$stderr" = "cnt-ingest: in 13, out 6, rejected 0, duplicate 0, held 7 (dedup hit rate 0.00%)" ]
 }

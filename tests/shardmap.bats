@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Hot keys (cnt-shardmap(1), cnt-shardmap(5)): a shard map derived from
-# cnt-window --stats (top_keys), splits and merges with hysteresis and a
+# cnt-window --stats or cnt-ingest --stats (top_keys), splits and merges with hysteresis and a
 # hold time, recorded with their times; cnt-window --shard-map shards only
 # the mapped keys; cnt-partition --shard-map spreads a hot member over the
 # parts while every duplicate still meets its original, and the parts
@@ -64,6 +64,28 @@ setup() {
 	n=$(cnt-dedup -d "$DEFS" "$D/day1.avro" | cnt-window -d "$DEFS" | cnt-cat |
 		jq -s '[.[] | select(.event.member_ref == "hot" and .event.counter_id == "views")] | length')
 	one --argjson n "$n" '.top_keys[] | select(.counter_id == "views" and .member_ref == "hot") | .events == $n' "$D/w1.json"
+}
+
+@test "cnt-ingest --stats lists the hottest keys of the events it writes, as cnt-window over its log; derive reads either; cnt-dedup's keys lower a share" {
+	cnt-ingest -d "$DEFS" --now "$NOW1" -o day1.avro --stats i1.json - <"$D/day1.jsonl" 2>/dev/null
+	cmp day1.avro "$D/day1.avro"
+	# the retries are duplicates, not counted
+	jq -e '.duplicates > 0 and ([.top_keys[] | .share] | all(. > 0)) and (.top_keys | length) == 32' i1.json
+	cnt-window -d "$DEFS" --stats w.json -o /dev/null day1.avro
+	jq -e -s '.[0].out == .[1].out and .[0].top_keys == .[1].top_keys and .[0].top_key == .[1].top_key and
+		.[0].top_key_share == .[1].top_key_share' i1.json w.json
+	# derive reads either: the same map
+	cnt-shardmap derive --now "$D1" --target 0.05 -o map-i.json i1.json
+	cnt-shardmap derive --now "$D1" --target 0.05 -o map-w.json w.json
+	cmp map-i.json map-w.json
+	# but the log holds the views that cnt-dedup drops by their view-count
+	# key: after it, the hot viewer's share is lower
+	jq -e -s '.[0].out > .[1].out and
+		([.[] | .top_keys[] | select(.counter_id == "views" and .member_ref == "hot") | .share] | .[0] > .[1])' \
+		i1.json "$D/w1.json"
+	# without --stats nothing is tracked (and the log is the same)
+	cnt-ingest -d "$DEFS" --now "$NOW1" -o again.avro - <"$D/day1.jsonl" 2>/dev/null
+	cmp again.avro day1.avro
 }
 
 @test "derive: only the hot keys are split, to the power of two their share needs; the split is recorded with --now" {

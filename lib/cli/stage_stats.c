@@ -206,8 +206,8 @@ static void cap_stats(cnt_stats *s, const cnt_members *m, const cnt_defs *d)
 	cnt_stats_close(s);
 }
 
-int cnt_stage_stats_ingest(cnt_stats *s0, const cnt_ingest *g, const cnt_members *members, int64_t now_ms,
-	cnt_err *err)
+int cnt_stage_stats_ingest(cnt_stats *s0, const cnt_ingest *g, const cnt_members *members,
+	const cnt_topkey *hot, int64_t now_ms, cnt_err *err)
 {
 	ingest_ctx x = {s0, g, now_ms};
 	const cnt_admit_stats *st = cnt_ingest_stats(g);
@@ -230,6 +230,8 @@ int cnt_stage_stats_ingest(cnt_stats *s0, const cnt_ingest *g, const cnt_members
 		cnt_stats_u64(s, cnt_defs_hold_name((cnt_hold_kind)k), hs ? hs->by_signal[k] : 0);
 	cnt_stats_close(s);
 	cnt_stats_double(s, "dedup_hit_rate", hit_rate(st->accepted, st->duplicate));
+	if (hot != NULL)
+		top_keys(s, hot);
 	cnt_stats_object(s, "rejected_by_reason");
 	for (int r = 0; r < CNT_REJ_COUNT; r++)
 		cnt_stats_u64(s, cnt_reject_name((cnt_reject_reason)r), st->by_reason[r]);

@@ -36,9 +36,10 @@ void cnt_stage_stats_accum(cnt_stats *s, const cnt_accum_stats *st, size_t memor
 
 /* cnt-ingest(1)'s keys, after cnt_ingest_finish: the balance, reasons,
  * holds, per-counter admissions and their cost at now_ms's version, the
- * inputs, and members (NULL: no --members) against each tenant's cap.
- * 0, or -1 with err set (out of memory). */
-int cnt_stage_stats_ingest(cnt_stats *s, const cnt_ingest *g, const cnt_members *members, int64_t now_ms,
-	cnt_err *err);
+ * inputs, members (NULL: no --members) against each tenant's cap, and the
+ * hottest keys of the events written (hot, the run's cnt_ingest_cfg.hot;
+ * NULL: none), as cnt-window's.  0, or -1 with err set (out of memory). */
+int cnt_stage_stats_ingest(cnt_stats *s, const cnt_ingest *g, const cnt_members *members,
+	const cnt_topkey *hot, int64_t now_ms, cnt_err *err);
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/fpset.h"
+#include "count/topkey.h"
 #include "model/held.h"
 
 typedef struct item {
@@ -324,7 +325,7 @@ static void detail(const cnt_hold_signal *s, const item *it, char *out, size_t n
 			"s (more than %" PRId64 ")", it->metric, s->attr, s->window_s, s->max_events);
 }
 
-int cnt_hold_finish(cnt_hold *h, cnt_writer *log, cnt_writer *held, cnt_err *err)
+int cnt_hold_finish(cnt_hold *h, cnt_writer *log, cnt_writer *held, cnt_topkey *hot, cnt_err *err)
 {
 	if (cnt_hold_decide(h, err) != 0)
 		return -1;
@@ -336,6 +337,9 @@ int cnt_hold_finish(cnt_hold *h, cnt_writer *log, cnt_writer *held, cnt_err *err
 		cnt_buf *b;
 
 		if (it->sig < 0) {
+			if (hot != NULL && (decode_at(h, i, &e, err) != 0 ||
+			    cnt_topkey_add(hot, e.tenant_id, e.counter_id, e.member_ref, err) != 0))
+				return -1;
 			if (cnt_buf_append(cnt_writer_buf(log), h->enc.p + it->off, it->len) != 0)
 				return cnt_err_nomem(err);
 			if (cnt_writer_commit(log, err) != 0)

@@ -75,10 +75,12 @@ int cnt_hold_decide(cnt_hold *h, cnt_err *err);
 int cnt_hold_verdict(const cnt_hold *h, size_t i);
 
 /* Decides (if not yet), then writes every event kept, in the order added:
- * an admitted one to log, a held one to held (a hold file writer,
+ * an admitted one to log (and counted in hot, the hottest keys of the
+ * events written, unless NULL), a held one to held (a hold file writer,
  * held.h) with its hold id, signal, detail and held_at = its
  * ingest_time.  Finishes neither writer.  0, or -1 with err set. */
-int cnt_hold_finish(cnt_hold *h, cnt_writer *log, cnt_writer *held, cnt_err *err);
+struct cnt_topkey;
+int cnt_hold_finish(cnt_hold *h, cnt_writer *log, cnt_writer *held, struct cnt_topkey *hot, cnt_err *err);
 
 const cnt_hold_stats *cnt_hold_get_stats(const cnt_hold *h);
 /* Events of counter c held (after cnt_hold_finish). */

@@ -11,6 +11,7 @@
 #include "avro/json.h"
 #include "avro/records.h"
 #include "avro/schema.h"
+#include "count/topkey.h"
 #include "ingest/hold.h"
 #include "ingest/sample.h"
 #include "ingest/rawevent.h"
@@ -205,6 +206,9 @@ static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cn
 			return rc;
 		if (g->hold)
 			return cnt_hold_add(g->hold, &g->ev, g->err);
+		if (g->cfg.hot != NULL &&
+		    cnt_topkey_add(g->cfg.hot, g->ev.tenant_id, g->ev.counter_id, g->ev.member_ref, g->err) != 0)
+			return -1;
 		if (cnt_event_encode(&g->ev, cnt_writer_buf(g->w)) != 0)
 			return cnt_err_nomem(g->err);
 		return cnt_writer_commit(g->w, g->err);
@@ -429,7 +433,7 @@ int cnt_ingest_finish(cnt_ingest *g, cnt_err *err)
 	uint64_t held = 0, sampled = cnt_ingest_sampled_out(g);
 
 	if (g->hold) {
-		if (cnt_hold_finish(g->hold, g->w, g->hw, err) != 0 || cnt_writer_finish(g->hw, err) != 0)
+		if (cnt_hold_finish(g->hold, g->w, g->hw, g->cfg.hot, err) != 0 || cnt_writer_finish(g->hw, err) != 0)
 			return -1;
 		held = cnt_hold_get_stats(g->hold)->held;
 	}

@@ -53,6 +53,9 @@ typedef struct cnt_ingest_cfg {
 	void (*note)(const char *msg);
 	/* n more records read (for a progress display); NULL: none. */
 	void (*progress)(uint64_t n);
+	/* Counts the (tenant, counter, member) of every event written to the
+	 * log (count/topkey.h; --stats' top_keys); NULL: none. */
+	struct cnt_topkey *hot;
 } cnt_ingest_cfg;
 
 /* What the run has read of one input. */

@@ -216,7 +216,7 @@ static void test_finish_writes_log_and_hold_file(void)
 
 		CHECK(cnt_hold_add(h, &x, &err) == 0);
 	}
-	CHECK(cnt_hold_finish(h, lw, hw, &err) == 0);
+	CHECK(cnt_hold_finish(h, lw, hw, NULL, &err) == 0);
 	CHECK(cnt_writer_finish(lw, &err) == 0 && cnt_writer_finish(hw, &err) == 0);
 	CHECK_EQ_INT(cnt_hold_get_stats(h)->held, 2);
 	CHECK_EQ_INT(cnt_hold_get_stats(h)->admitted, 3);
