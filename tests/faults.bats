@@ -1074,6 +1074,48 @@ gone() {
 	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
 }
 
+# in_open PID: PID is (within 5 s) waiting in open(2) for a FIFO's reader.
+in_open() {
+	local i
+	for i in $(seq 100); do
+		[ "$(cat "/proc/$1/wchan" 2>/dev/null)" = wait_for_partner ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+@test "an output that is a FIFO nobody reads yet: SIGTERM, SIGINT and SIGHUP end the tool waiting to open it" {
+	local sig rc bad="" args
+	mkfifo "$T/out.fifo"
+	# the main output, and a side output opened after it
+	for args in "cnt-accumulate --output $T/out.fifo $F/windowed.avro" \
+		"cnt-window --definitions $DEFS --output $T/w.avro --rejects $T/out.fifo $F/deduped.avro"; do
+		for sig in TERM INT HUP; do
+			# (SIGINT's default handling back: start_slow says why)
+			# shellcheck disable=SC2086
+			env --default-signal=INT $args &
+			PID=$!
+			in_open "$PID" || bad="$bad$args: not waiting for the FIFO's reader"$'\n'
+			rc=0
+			kill -$sig "$PID"
+			gone "$PID" || bad="$bad$args SIG$sig: still running 5 s later (killed)"$'\n'
+			wait "$PID" || rc=$?
+			[ "$rc" -eq $((128 + $(kill -l $sig))) ] || bad="$bad$args SIG$sig: status $rc"$'\n'
+			[ -z "$(leftovers "$T")" ] || bad="$bad$args SIG$sig: left $(leftovers "$T")"$'\n'
+			[ ! -e "$T/w.avro" ] || bad="$bad$args SIG$sig: wrote w.avro"$'\n'
+		done
+	done
+	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+	# a reader that comes gets the output (the codec given: a FIFO's
+	# default is null, a file's zstandard)
+	cnt-accumulate -c zstandard --output "$T/out.fifo" "$F/windowed.avro" &
+	PID=$!
+	cat "$T/out.fifo" >"$T/got.avro"
+	wait "$PID"
+	cnt-accumulate -c zstandard --output "$T/want.avro" "$F/windowed.avro"
+	cmp "$T/got.avro" "$T/want.avro"
+}
+
 @test "every output is a temporary renamed into place: a dead run's leftovers go, a live one's stay" {
 	local dead live=$$ f
 	dead=$(sh -c 'echo $$')   # a process that has ended

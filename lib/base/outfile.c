@@ -53,19 +53,16 @@ static void remove_leftovers(const char *dir, const char *base)
 	closedir(d);
 }
 
-int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
+int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err)
 {
 	struct stat st;
-	const char *slash;
-	size_t dirlen;
-	mode_t um;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	if (path == NULL || strcmp(path, "-") == 0) {
 		o->fd = STDOUT_FILENO;
 		o->is_file = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
-		return 0;
+		return 1;
 	}
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && strncmp(path, "/dev/", 5) == 0) {
 		struct stat so;
@@ -76,7 +73,7 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 		if (fstat(STDOUT_FILENO, &so) == 0 && so.st_dev == st.st_dev && so.st_ino == st.st_ino) {
 			o->fd = STDOUT_FILENO;
 			o->is_file = 1;
-			return 0;
+			return 1;
 		}
 		return cnt_err_set(err, "'%s': will not replace a file under /dev", path);
 	}
@@ -84,8 +81,20 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 		o->fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (o->fd < 0)
 			return cnt_err_set(err, "cannot open '%s' for writing: %s", path, strerror(errno));
-		return 0;
+		return 1;
 	}
+	return 0;
+}
+
+int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
+{
+	const char *slash;
+	size_t dirlen;
+	mode_t um;
+	int rc;
+
+	if ((rc = cnt_out_open_direct(o, path, err)) != 0)
+		return rc < 0 ? -1 : 0;
 	o->path = strdup(path);
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path + 1) : 0;

@@ -25,6 +25,15 @@ typedef struct cnt_out {
 
 /* Opens path for writing.  Returns 0, or -1 with err naming the path. */
 int cnt_out_open(cnt_out *o, const char *path, cnt_err *err);
+
+/* The part of cnt_out_open that makes no temporary: standard output (path
+ * NULL or "-"), or an existing path that is not a regular file (a FIFO, a
+ * device), opened as it is.  Opening a FIFO waits for a reader, so it is
+ * done here, where a signal may end the wait, and the temporary made by
+ * cnt_out_open otherwise is made where signals wait (cli.h).  Returns 1
+ * when o is open, 0 when path needs a temporary (o untouched but for
+ * its reset; call cnt_out_open), -1 with err naming the path. */
+int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err);
 /* Flushes to disk and renames the temporary file into place; closes the
  * descriptor (except standard output).  Returns 0 or -1 with err set (the
  * temporary file is removed then). */

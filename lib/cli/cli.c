@@ -147,8 +147,9 @@ static void quiesce(void)
 		for (;;)
 			pause();   /* another thread's error ends the process */
 	__atomic_add_fetch(&busy, 1, __ATOMIC_SEQ_CST);
-	/* at most 10 s: a section blocked for ever (an open of a FIFO nobody
-	 * reads) must not keep the process from ending */
+	/* at most 10 s: whatever a section waits on must not keep the
+	 * process from ending (a FIFO's open, which can wait for ever, is
+	 * made outside any section: cnt_cli_out) */
 	for (int i = 0; i < 100000 && __atomic_load_n(&busy, __ATOMIC_SEQ_CST) > 1 + mine; i++)
 		nanosleep(&ts, NULL);
 }
@@ -464,12 +465,17 @@ void cnt_cli_out(cnt_out *o, const char *path)
 	sigset_t old;
 	int rc;
 
+	/* Standard output, a FIFO or a device: no temporary, so no section.
+	 * Opening a FIFO waits for its reader, and a signal must end that. */
+	if ((rc = cnt_out_open_direct(o, path, &err)) < 0)
+		cnt_die_err(&err);
 	cnt_cli_hold_signals(&old);
-	rc = cnt_out_open(o, path, &err);
 	if (rc == 0)
+		rc = cnt_out_open(o, path, &err) == 0;
+	if (rc > 0)
 		cnt_cli_register(o);
 	cnt_cli_release_signals(&old);
-	if (rc != 0)
+	if (rc == 0)
 		cnt_die_err(&err);
 }
 
