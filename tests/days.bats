@@ -237,13 +237,18 @@ check_boards() {
 		          only_right: 0, changed: 0}' st.json
 	# a day record changed (its hours not): one difference, marked as a day's
 	cnt-accumulate -d "$DEFS" -c null -o null.avro "$F/win.avro"
-	read -r m start < <("$PY" "$DATA/raise-day-count.py" null.avro tampered.avro)
+	# (a breakdown record: its key names its dimension and value, which a
+	# member's total record of the same bucket lacks)
+	i=$(jq -s 'map(.dim != "") | index(true)' "$F/days.jsonl")
+	v=$(jq -rs --argjson i "$i" '.[$i].dim_value' "$F/days.jsonl")
+	read -r m start < <("$PY" "$DATA/raise-day-count.py" null.avro tampered.avro "$i")
 	run -0 cnt-diff "$F/days.avro" null.avro
 	run -1 --separate-stderr cnt-diff --stats st.json "$F/days.avro" tampered.avro
 	[ -z "$stderr" ]
 	[ "${#lines[@]}" -eq 1 ]
-	echo "$output" | jq -e --arg m "$m" --argjson s "$start" '.key.member_ref == $m and
-		.key.bucket_start == $s and .key.rollup == "day" and .right.count == .left.count + 1'
+	echo "$output" | jq -e --arg m "$m" --argjson s "$start" --arg v "$v" '.key.member_ref == $m and
+		.key.bucket_start == $s and .key.rollup == "day" and .key.dim == "country" and
+		.key.dim_value == $v and .right.count == .left.count + 1'
 	jq -e '.changed == 1 and .days.changed == 1 and .only_left + .only_right == 0' st.json
 	run -0 cnt-diff --no-days --stats st.json "$F/days.avro" tampered.avro
 	[ -z "$output" ]
@@ -252,7 +257,7 @@ check_boards() {
 	run -1 --separate-stderr cnt-diff --stats st.json "$F/days.avro" "$F/wrongzone.avro"
 	[ -z "$stderr" ]
 	echo "$output" | jq -e -s 'all(.[]; .key.rollup == "day" and .key.tenant_id == "ber" and
-		(.left == null) != (.right == null))'
+		(.left == null) != (.right == null) and (.key | has("dim")) == (((.left // .right).dim // "") != ""))'
 	jq -e '.changed == 0 and .only_left > 0 and .only_right > 0 and
 		.only_left == .days.only_left and .only_right == .days.only_right' st.json
 	run -0 cnt-diff --no-days "$F/days.avro" "$F/wrongzone.avro"

@@ -168,6 +168,22 @@ current() {
 	[ "$(cnt-cat --meta s3/buckets.avro | jq -s length)" -eq 1 ]
 }
 
+@test "the report names a breakdown record's dimension and value (cnt-diff's key has them)" {
+	# cnt-diff answering for the bucket files with one changed breakdown
+	# record; the views are compared by the real one
+	shim b-dim cnt-diff "for a; do :; done; [ -d \"\$a\" ] && exec $(command -v cnt-diff) \"\$@\"
+s=; p=; for x; do [ \"\$p\" = --stats ] && s=\$x; p=\$x; done
+echo '{\"left\":23,\"right\":23,\"only_left\":0,\"only_right\":0,\"changed\":1,\"equal\":false}' >\"\$s\"
+echo '{\"key\":{\"tenant_id\":\"acme\",\"counter_id\":\"distance_m\",\"counter_version\":1,\"member_ref\":\"m-1042\",\"dim\":\"device\",\"dim_value\":\"ios\",\"bucket_start\":1795939200000,\"shard\":0},\"left\":{\"count\":2,\"sum\":10},\"right\":{\"count\":1,\"sum\":5}}'
+exit 1"
+	# shellcheck disable=SC2086
+	run --separate-stderr b-dim/cnt-rebuild -d "$DEFS" -b "$BOARD" -w live/views --buckets live/buckets.avro $SEGS
+	echo "$output"
+	[ "$status" -eq 1 ]
+	[[ $output == *$'\n'"  m-1042 acme/distance_m v1 device=ios bucket 2026-11-29T08:00:00Z: count 2 live, 1 rebuilt (live +1); sum 10 live, 5 rebuilt (live +5)"$'\n'* ]]
+	[[ $output == *$'\n'"view global: agree (5 members)"$'\n'* ]]
+}
+
 @test "a tampered live view only (its bucket file intact): status 1, the member named" {
 	cnt-accumulate -o t.avro live/buckets.avro "$F/forged.buckets.avro"
 	cnt-project -d "$DEFS" -b "$BOARD" -w live/views --now "$NOW" t.avro

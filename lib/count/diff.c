@@ -70,6 +70,12 @@ static int line(cnt_buf *out, const cnt_bucket *l, const cnt_bucket *r, int day)
 	rc |= cnt_json_string(out, (const uint8_t *)b->counter_id.p, b->counter_id.n, 0);
 	rc |= cnt_buf_printf(out, ",\"counter_version\":%d,\"member_ref\":", (int)b->counter_version);
 	rc |= cnt_json_string(out, (const uint8_t *)b->member_ref.p, b->member_ref.n, 0);
+	if (b->dim.n > 0) {   /* a breakdown record: its dimension and value (none in a total) */
+		rc |= cnt_buf_append(out, ",\"dim\":", 7);
+		rc |= cnt_json_string(out, (const uint8_t *)b->dim.p, b->dim.n, 0);
+		rc |= cnt_buf_append(out, ",\"dim_value\":", 13);
+		rc |= cnt_json_string(out, (const uint8_t *)b->dim_value.p, b->dim_value.n, 0);
+	}
 	rc |= cnt_buf_printf(out, ",\"bucket_start\":%lld,\"shard\":%d%s}", (long long)b->bucket_start, (int)b->shard,
 		day ? ",\"rollup\":\"day\"" : "");
 	rc |= cnt_buf_append(out, ",\"left\":", 8);
