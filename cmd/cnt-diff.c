@@ -216,9 +216,14 @@ int main(int argc, char **argv)
 	cnt_cli_close_in(rfd);
 	if (co.stats_path)
 		write_stats(co.stats_path, &st, o.no_days);
-	if (st.days_left != st.days_right && st.days.only_left + st.days.only_right > 0 && !o.quiet)
-		cnt_cli_note("'%s' has day roll-ups and '%s' has none: each of its %" PRIu64 " day records is a difference (--no-days compares hourly records only)",
-			argv[optind + !st.days_left], argv[optind + !st.days_right], st.days.left + st.days.right);
+	if ((st.days.left == 0) != (st.days.right == 0) && !o.quiet) {
+		const char *l = strcmp(argv[optind], "-") ? argv[optind] : "standard input";
+		const char *r = strcmp(argv[optind + 1], "-") ? argv[optind + 1] : "standard input";
+
+		/* every day record of one side is a difference: say why */
+		cnt_cli_note("'%s' has %" PRIu64 " day records and '%s' has none: each is a difference (--no-days compares hourly records only)",
+			st.days.left ? l : r, st.days.left + st.days.right, st.days.left ? r : l);
+	}
 	if (co.verbose)
 		cnt_cli_note("%" PRIu64 " left, %" PRIu64 " right: %" PRIu64 " only left, %" PRIu64
 			" only right, %" PRIu64 " changed", st.left, st.right, st.only_left, st.only_right, st.changed);

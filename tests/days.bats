@@ -264,7 +264,7 @@ check_boards() {
 	# a file with day roll-ups against one without: every day record is a
 	# difference, and a note says why
 	run -1 --separate-stderr cnt-diff --stats st.json "$F/hours.avro" "$F/days.avro"
-	[ "$stderr" = "cnt-diff: '$F/days.avro' has day roll-ups and '$F/hours.avro' has none: each of its $n day records is a difference (--no-days compares hourly records only)" ]
+	[ "$stderr" = "cnt-diff: '$F/days.avro' has $n day records and '$F/hours.avro' has none: each is a difference (--no-days compares hourly records only)" ]
 	[ "$(echo "$output" | jq -s 'map(select(.key.rollup == "day" and .left == null)) | length')" -eq "$n" ]
 	jq -e --argjson n "$n" '.only_right == $n and .days.in_left == false and .days.in_right' st.json
 	run -1 --separate-stderr cnt-diff -q "$F/hours.avro" "$F/days.avro"
@@ -275,6 +275,14 @@ check_boards() {
 	cat "$F/days.avro" "$F/days.avro" >joined.avro
 	run -2 cnt-diff joined.avro "$F/days.avro"
 	[ "$output" = "cnt-diff: 'joined.avro' record $((n + h + 1)): an hourly record after the day roll-ups, so this is not one bucket file as cnt-accumulate writes it (two files joined? merge them with 'cnt-accumulate -d DEFS FILE...')" ]
+	# also when the day records are not compared (counted as hourly ones)
+	run -2 cnt-diff --no-days joined.avro "$F/days.avro"
+	[ "$output" = "cnt-diff: 'joined.avro' record $((h + 1)): an hourly record after the day roll-ups, so this is not one bucket file as cnt-accumulate writes it (two files joined? merge them with 'cnt-accumulate -d DEFS FILE...')" ]
+	# an empty day container counts as none: standard input named as such
+	printf '' | cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z -o empty-log.avro -
+	cnt-window -d "$DEFS" empty-log.avro | cnt-accumulate -d "$DEFS" -o empty.avro
+	run -1 --separate-stderr cnt-diff - "$F/days.avro" <empty.avro
+	[ "$stderr" = "cnt-diff: '$F/days.avro' has $n day records and 'standard input' has none: each is a difference (--no-days compares hourly records only)" ]
 	# views have no day roll-ups
 	run -2 cnt-diff --no-days . .
 	[ "${lines[0]}" = "cnt-diff: --no-days is for bucket files: views have no day roll-ups" ]

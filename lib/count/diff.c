@@ -47,15 +47,18 @@ static int advance(side *s, cnt_err *err)
 	if (s->rc < 0)
 		return -1;
 	s->day = s->rc > 0 && s->in.is_day;
-	if (s->rc == 0 || !s->have_prev || s->day > s->prev_day)
-		return 0;
-	/* the hourly records, then the day records, each in key order */
-	if (s->day < s->prev_day)
+	/* the hourly records, then the day records, each in key order; a
+	 * day container met (read or skipped, with records or without)
+	 * means no hourly record follows */
+	if (s->rc > 0 && !s->day && s->in.saw_days)
 		return cnt_err_set(err, "'%s' record %llu: an hourly record after the day roll-ups, so this is not one bucket file as cnt-accumulate writes it (two files joined? merge them with 'cnt-accumulate -d DEFS FILE...')",
 			s->name, (unsigned long long)s->done + 1);
+	if (s->rc == 0 || !s->have_prev || s->day > s->prev_day)
+		return 0;
 	if (cnt_bucket_key_cmp(&s->prev, &s->b) >= 0)
-		return cnt_err_set(err, "'%s' record %llu%s: keys are not in ascending order, so this is not a bucket file as cnt-accumulate writes it (re-sort it with 'cnt-accumulate %s%s')",
-			s->name, (unsigned long long)s->done + 1, s->day ? " (a day record)" : "", s->day ? "-d DEFS " : "", s->name);
+		return cnt_err_set(err, "'%s' record %llu%s: keys are not in ascending order, so this is not a bucket file as cnt-accumulate writes it (re-sort it with 'cnt-accumulate %s%s'%s)",
+			s->name, (unsigned long long)s->done + 1, s->day ? " (a day record)" : "", s->day ? "-d DEFS " : "", s->name,
+			s->day ? "" : ", and -d DEFS to keep its day roll-ups");
 	return 0;
 }
 
