@@ -88,13 +88,21 @@ int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err)
 
 int cnt_out_open(cnt_out *o, const char *path, cnt_err *err)
 {
-	const char *slash;
-	size_t dirlen;
-	mode_t um;
 	int rc;
 
 	if ((rc = cnt_out_open_direct(o, path, err)) != 0)
 		return rc < 0 ? -1 : 0;
+	return cnt_out_open_temp(o, path, err);
+}
+
+int cnt_out_open_temp(cnt_out *o, const char *path, cnt_err *err)
+{
+	const char *slash;
+	size_t dirlen;
+	mode_t um;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
 	o->path = strdup(path);
 	slash = strrchr(path, '/');
 	dirlen = slash ? (size_t)(slash - path + 1) : 0;

@@ -34,6 +34,9 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err);
  * when o is open, 0 when path needs a temporary (o untouched but for
  * its reset; call cnt_out_open), -1 with err naming the path. */
 int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err);
+/* The other part: a temporary beside path, renamed over it by
+ * cnt_out_commit, whatever path is by then.  0, or -1 with err set. */
+int cnt_out_open_temp(cnt_out *o, const char *path, cnt_err *err);
 /* Flushes to disk and renames the temporary file into place; closes the
  * descriptor (except standard output).  Returns 0 or -1 with err set (the
  * temporary file is removed then). */

@@ -470,8 +470,8 @@ void cnt_cli_out(cnt_out *o, const char *path)
 	if ((rc = cnt_out_open_direct(o, path, &err)) < 0)
 		cnt_die_err(&err);
 	cnt_cli_hold_signals(&old);
-	if (rc == 0)
-		rc = cnt_out_open(o, path, &err) == 0;
+	if (rc == 0)   /* not checked again: a FIFO made meanwhile is replaced */
+		rc = cnt_out_open_temp(o, path, &err) == 0;
 	if (rc > 0)
 		cnt_cli_register(o);
 	cnt_cli_release_signals(&old);
