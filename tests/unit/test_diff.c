@@ -47,7 +47,8 @@ static void container(int fd, const char *ms, const char *sums, int day)
 	cnt_writer_free(w);
 }
 
-/* A temporary file, open for reading and writing. */
+/* A temporary file, open for reading and writing (a bucket file, or
+ * where the differences go). */
 static int temp_file(void)
 {
 	char path[] = "/tmp/test_diff.XXXXXX";
@@ -79,15 +80,6 @@ static int buckets_days(const char *ms, const char *sums, const char *dms, const
 	return fd;
 }
 
-static int out_file(void)
-{
-	char path[] = "/tmp/test_diff_out.XXXXXX";
-	int fd = mkstemp(path);
-
-	unlink(path);
-	return fd;
-}
-
 static int lines_in(int fd)
 {
 	char buf[8192];
@@ -103,7 +95,7 @@ static int lines_in(int fd)
 
 static void test_differences(void)
 {
-	int l = buckets("abd", "123"), r = buckets("bcd", "224"), out = out_file();
+	int l = buckets("abd", "123"), r = buckets("bcd", "224"), out = temp_file();
 	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0, 0};
 	cnt_diff_stats st;
 	cnt_err err;
@@ -124,7 +116,7 @@ static void test_differences(void)
 
 static void test_equal_and_limits(void)
 {
-	int l = buckets("ab", "12"), r = buckets("ab", "12"), out = out_file();
+	int l = buckets("ab", "12"), r = buckets("ab", "12"), out = temp_file();
 	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0, 0};
 	cnt_diff_stats st;
 	cnt_err err;
@@ -148,7 +140,7 @@ static void test_equal_and_limits(void)
 
 static void test_unsorted_side_refused(void)
 {
-	int l = buckets("ba", "12"), r = buckets("ab", "12"), out = out_file();
+	int l = buckets("ba", "12"), r = buckets("ab", "12"), out = temp_file();
 	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0, 0};
 	cnt_diff_stats st;
 	cnt_err err;
@@ -165,7 +157,7 @@ static void test_unsorted_side_refused(void)
 static void test_days(void)
 {
 	/* hourly z sorts after day a, and comes first all the same */
-	int l = buckets_days("az", "12", "ab", "33"), r = buckets_days("az", "12", "bc", "43"), out = out_file();
+	int l = buckets_days("az", "12", "ab", "33"), r = buckets_days("az", "12", "bc", "43"), out = temp_file();
 	cnt_diff_opts o = {0, -1, 0, out, NULL, NULL, 0, 0};
 	cnt_diff_stats st;
 	cnt_err err;
