@@ -28,11 +28,11 @@ int cnt_out_open(cnt_out *o, const char *path, cnt_err *err);
 
 /* The part of cnt_out_open that makes no temporary: standard output (path
  * NULL or "-"), or an existing path that is not a regular file (a FIFO, a
- * device), opened as it is.  Opening a FIFO waits for a reader, so it is
- * done here, where a signal may end the wait, and the temporary made by
- * cnt_out_open otherwise is made where signals wait (cli.h).  Returns 1
- * when o is open, 0 when path needs a temporary (o untouched but for
- * its reset; call cnt_out_open), -1 with err naming the path. */
+ * device), opened as it is.  Opening a FIFO waits for a reader, so the
+ * caller does it where a signal may end the wait, and makes a temporary
+ * (cnt_out_open_temp) only where signals wait (cnt_cli_out).  Returns 1
+ * when o is open, 0 when path needs a temporary (o reset, nothing
+ * opened), -1 with err naming the path. */
 int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err);
 /* The other part: a temporary beside path, renamed over it by
  * cnt_out_commit, whatever path is by then.  0, or -1 with err set. */
