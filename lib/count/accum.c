@@ -19,7 +19,11 @@
 #include "base/table.h"
 #include "count/rollup.h"
 
-enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4 };
+enum { AGG_MIN = 1, AGG_MAX = 2, AGG_LAST = 4, AGG_SKI = 8 };
+/* With AGG_SKI, a group's on-time sketch is its entries inline (agg.ski)
+ * and its precision is in these bits of its flags. */
+#define AGG_SKP_SHIFT 8
+#define AGG_SKP_MASK (UINT32_C(31) << AGG_SKP_SHIFT)
 
 /* A group's aggregates, laid out for the cache: the first line holds
  * the key and what every on-time event of an exact counter changes, the
@@ -44,7 +48,14 @@ typedef struct agg {
 	int64_t min;
 	cnt_i128 sum;
 	int64_t max;
-	cnt_hll *sketch;
+	/* The on-time sketch.  Most groups' hold one or two distinct items:
+	 * those are kept as their sparse entries (AGG_SKI in flags; ski[1]
+	 * 0 while there is one), not as a cnt_hll of the heap, which would
+	 * be two allocations a group.  Else sketch: NULL (none) or the heap's. */
+	union {
+		cnt_hll *sketch;
+		uint32_t ski[2];
+	};
 	int64_t bucket_end;
 	int64_t late_count;
 } __attribute__((aligned(64))) agg;
@@ -212,7 +223,10 @@ static int has_cold(const cnt_bucket *b)
 
 static void release_sketches(cnt_accum *a, agg *g)
 {
-	cnt_hll_free(g->sketch);
+	if (g->flags & AGG_SKI)
+		g->flags &= ~(AGG_SKI | AGG_SKP_MASK);
+	else
+		cnt_hll_free(g->sketch);
 	g->sketch = NULL;
 	if (g->cold1) {
 		cnt_hll_free(a->colds[g->cold1 - 1].late_sketch);
@@ -540,6 +554,69 @@ static int sketch_add(cnt_accum *a, cnt_hll **hp, uint64_t item_hash, int p)
 	return 0;
 }
 
+/* g's on-time sketch of the heap, or NULL (none, or inline). */
+static const cnt_hll *heap_sketch(const agg *g)
+{
+	return g->flags & AGG_SKI ? NULL : g->sketch;
+}
+
+/* Makes g's inline sketch a sketch of the heap.  0 or -1 (out of memory;
+ * g unchanged). */
+static int sketch_to_heap(cnt_accum *a, agg *g)
+{
+	cnt_hll *h;
+
+	if (!(g->flags & AGG_SKI))
+		return 0;
+	if ((h = malloc(sizeof(*h))) == NULL)
+		return -1;
+	cnt_hll_init_p(h, (int)((g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT));
+	if (cnt_hll_add_entry(h, g->ski[0]) != 0 || (g->ski[1] && cnt_hll_add_entry(h, g->ski[1]) != 0)) {
+		cnt_hll_free(h);
+		return -1;
+	}
+	g->flags &= ~(AGG_SKI | AGG_SKP_MASK);
+	g->sketch = h;
+	a->sketch_bytes += sizeof(cnt_hll) + cnt_hll_heap_bytes(h);
+	return 0;
+}
+
+/* Adds an item, by its hash, to g's on-time sketch at precision p: inline
+ * while it has at most two distinct entries (of the same precision).  0 or
+ * -1 (out of memory). */
+static int group_sketch_add(cnt_accum *a, agg *g, uint64_t item_hash, int p)
+{
+	uint32_t e, k;
+
+	if (p < CNT_HLL_P_MIN || p > CNT_HLL_P_MAX)
+		p = CNT_HLL_P;
+	e = cnt_hll_entry(item_hash, p);
+	k = cnt_hll_entry_key(e);
+	if (!(g->flags & AGG_SKI) && g->sketch == NULL) {
+		g->ski[0] = e;
+		g->ski[1] = 0;
+		g->flags |= AGG_SKI | (uint32_t)p << AGG_SKP_SHIFT;
+		return 0;
+	}
+	if ((g->flags & AGG_SKI) && (g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT == (uint32_t)p) {
+		/* one entry a key, the larger word (as in a cnt_hll) */
+		for (int i = 0; i < 2; i++) {
+			if (g->ski[i] == 0) {
+				g->ski[i] = e;
+				return 0;
+			}
+			if (cnt_hll_entry_key(g->ski[i]) == k) {
+				if (g->ski[i] < e)
+					g->ski[i] = e;
+				return 0;
+			}
+		}
+	}
+	if (sketch_to_heap(a, g) != 0)
+		return -1;
+	return sketch_add(a, &g->sketch, item_hash, p);
+}
+
 static int sketch_merge_bytes(cnt_accum *a, cnt_hll **hp, cnt_slice bytes, cnt_err *err)
 {
 	cnt_hll src;
@@ -753,7 +830,7 @@ static int add_one(cnt_accum *a, agg *g, const cnt_windowed *w, int total, uint6
 	if (!(g->flags & AGG_MAX) || e->delta > g->max)
 		g->max = e->delta;
 	g->flags |= AGG_MIN | AGG_MAX;
-	if (e->item.p && sketch_add(a, &g->sketch, ih, w->hll_precision) != 0)
+	if (e->item.p && group_sketch_add(a, g, ih, w->hll_precision) != 0)
 		return cnt_err_nomem(err);
 	return 0;
 }
@@ -835,7 +912,7 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		ih[i] = cnt_hll_hash(e->item.p, e->item.n);
 		if (sketches(w[i])) {
 			const agg *g = &a->groups[gi[i]];
-			const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : g->sketch;
+			const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : heap_sketch(g);
 
 			any_item = 1;
 			if (h)
@@ -846,7 +923,7 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		for (size_t i = 0; i < n; i++)
 			if (sketches(w[i])) {
 				const agg *g = &a->groups[gi[i]];
-				const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : g->sketch;
+				const cnt_hll *h = w[i]->late ? cold_get(a, g)->late_sketch : heap_sketch(g);
 
 				if (h)
 					cnt_hll_prefetch(h, ih[i]);
@@ -897,6 +974,8 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	if (has_cold(b) && (c = cold_of(a, g)) == NULL)
 		return cnt_err_nomem(err);
 	merge_numbers(g, c, b);
+	if ((b->sketch.p != NULL && sketch_to_heap(a, g) != 0))
+		return cnt_err_nomem(err);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
 	    (c && sketch_merge_bytes(a, &c->late_sketch, b->late_sketch, err) != 0))
 		return -1;
@@ -980,6 +1059,7 @@ int cnt_accum_absorb(cnt_accum *a, cnt_accum *b, cnt_err *err)
 		a->groups[gi].dim = d;
 		a->groups[gi].cold1 = 0;
 		o->sketch = NULL;   /* a's now, before anything can fail */
+		o->flags &= ~(AGG_SKI | AGG_SKP_MASK);
 		if (o->cold1) {
 			agg_cold *c = cold_of(a, &a->groups[gi]);
 
@@ -1119,6 +1199,9 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 {
 	cnt_bucket b;
 	int total = dim.n == 0;
+	cnt_hll inl;
+	uint32_t inl_buf[2];
+	const cnt_hll *sk = heap_sketch(g);
 
 	/* In the final output, a record left with no event (every event of
 	 * it retracted) is not written: a rebuild without those events has
@@ -1162,8 +1245,15 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		b.last_event_time = 0;
 	}
 	a->s1.len = a->s2.len = 0;
-	if (g->sketch) {
-		if (cnt_hll_serialize(g->sketch, &a->s1) != 0)
+	if (g->flags & AGG_SKI) {
+		/* inline entries: a sketch over them, on the stack */
+		if (cnt_hll_entries_view(&inl, inl_buf, g->ski, g->ski[1] ? 2 : 1,
+				(int)((g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT)) != 0)
+			return cnt_err_set(err, "internal: a group's inline sketch is malformed");
+		sk = &inl;
+	}
+	if (sk) {
+		if (cnt_hll_serialize(sk, &a->s1) != 0)
 			return cnt_err_nomem(err);
 		b.sketch.p = (const char *)a->s1.p;
 		b.sketch.n = a->s1.len;
@@ -1193,7 +1283,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 		a->st.dim_records++;
 	if (cnt_bucket_encode(&b, sink_buf(w)) != 0)
 		return cnt_err_nomem(err);
-	if (a->final && a->days && cnt_rollup_add(a->days, &b, g->sketch, c->late_sketch, err) != 0)
+	if (a->final && a->days && cnt_rollup_add(a->days, &b, sk, c->late_sketch, err) != 0)
 		return -1;
 	return sink_commit(w, err);
 }

@@ -429,21 +429,11 @@ static int grow(cnt_hll *h)
 	return 0;
 }
 
-int cnt_hll_add_hash(cnt_hll *h, uint64_t x)
+/* Adds the sparse entry e (entry_of at h's precision) to a sparse h. */
+static int add_sparse(cnt_hll *h, uint32_t e)
 {
-	int p = prec(h);
-	uint32_t e, max = cnt_hll_sparse_max(p);
+	uint32_t max = cnt_hll_sparse_max(prec(h));
 
-	if (h->regs) {
-		uint32_t idx = (uint32_t)(x >> (64 - p));
-		uint64_t rest = x << p;
-		uint8_t rho = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : (uint8_t)rho_dense_max(p);
-
-		if (h->regs[idx] < rho)
-			h->regs[idx] = rho;
-		return 0;
-	}
-	e = entry_of(x, p);
 	if (h->n >= max) {
 		sort_in(h);
 		if (h->n >= max) {
@@ -472,6 +462,61 @@ int cnt_hll_add_hash(cnt_hll *h, uint64_t x)
 	h->sparse[h->n++] = e;
 	if (h->n - h->nsorted >= CNT_HLL_TAIL_MAX)
 		sort_in(h);
+	return 0;
+}
+
+int cnt_hll_add_hash(cnt_hll *h, uint64_t x)
+{
+	int p = prec(h);
+
+	if (h->regs) {
+		uint32_t idx = (uint32_t)(x >> (64 - p));
+		uint64_t rest = x << p;
+		uint8_t rho = rest ? (uint8_t)(__builtin_clzll(rest) + 1) : (uint8_t)rho_dense_max(p);
+
+		if (h->regs[idx] < rho)
+			h->regs[idx] = rho;
+		return 0;
+	}
+	return add_sparse(h, entry_of(x, p));
+}
+
+/* ---- entries held by the caller ---- */
+
+static int valid_p(int p)
+{
+	return p >= CNT_HLL_P_MIN && p <= CNT_HLL_P_MAX ? p : CNT_HLL_P;
+}
+
+uint32_t cnt_hll_entry(uint64_t hash, int p)
+{
+	/* never 0: a key with a nonzero low part is nonzero, and an entry
+	 * of the other keys has its low bit set */
+	return entry_of(hash, valid_p(p));
+}
+
+int cnt_hll_add_entry(cnt_hll *h, uint32_t e)
+{
+	if (h->regs) {
+		entry_to_dense(h->regs, e, prec(h));
+		return 0;
+	}
+	return add_sparse(h, e);
+}
+
+int cnt_hll_entries_view(cnt_hll *h, uint32_t buf[2], const uint32_t *e, size_t n, int p)
+{
+	if (n == 0 || n > 2 || (n == 2 && entry_key(e[0]) == entry_key(e[1])))
+		return -1;
+	buf[0] = e[0];
+	if (n == 2) {
+		buf[0] = entry_key(e[0]) < entry_key(e[1]) ? e[0] : e[1];
+		buf[1] = entry_key(e[0]) < entry_key(e[1]) ? e[1] : e[0];
+	}
+	/* sorted, and sparse: the sparse limit is 3 at the lowest precision */
+	cnt_hll_init_p(h, valid_p(p));
+	h->sparse = buf;
+	h->n = h->nsorted = h->cap = (uint32_t)n;
 	return 0;
 }
 

@@ -100,6 +100,26 @@ static inline void cnt_hll_prefetch(const cnt_hll *h, uint64_t hash)
 /* cnt_hll_add_hash(h, cnt_hll_hash(p, n)). */
 int cnt_hll_add(cnt_hll *h, const void *p, size_t n);
 
+/* Sketches of one or two items, held by the caller.  A table of millions
+ * of groups has a sketch in most, and most of them hold one or two
+ * distinct items: a caller can keep those as their sparse entries (one
+ * 32-bit word each, never 0) and make a cnt_hll only for a third.  An
+ * entry depends on the hash and the precision alone; two entries of one
+ * key (cnt_hll_entry_key) are one, the larger word. */
+uint32_t cnt_hll_entry(uint64_t hash, int p);
+static inline uint32_t cnt_hll_entry_key(uint32_t e)
+{
+	return e >> 7;
+}
+/* Adds an entry made by cnt_hll_entry at h's precision: h is then what
+ * cnt_hll_add_hash of that hash makes it.  0, or -1 (out of memory). */
+int cnt_hll_add_entry(cnt_hll *h, uint32_t e);
+/* Makes h a sketch at precision p of the n (1 or 2) entries at e, of
+ * distinct keys, in any order, held in buf: what adding their items makes,
+ * to serialize, estimate or merge from.  It must not be changed, released
+ * or used once buf is gone.  0, or -1 (n or the keys not as said). */
+int cnt_hll_entries_view(cnt_hll *h, uint32_t buf[2], const uint32_t *e, size_t n, int p);
+
 /* dst becomes the union of dst and src (src unchanged; dst == src is
  * allowed), at the lower of their two precisions (the higher one folded
  * first).  Commutative, associative and idempotent, down to the bytes of

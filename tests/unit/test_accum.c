@@ -910,6 +910,218 @@ static void test_memory_bound(void)
 		cnt_buf_release(&out[l]);
 }
 
+/* ---- small sketches kept inline (accum.c, agg.ski) -------------------- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return (a > b) - (a < b);
+}
+
+/* Two items whose hashes share their 25-bit sparse key, with its low
+ * 25 - 18 bits zero, and give different entries at p = 18 (so that the
+ * larger one must be kept), found among "c<i>" (deterministic). */
+static int same_key_items(char x[16], char y[16])
+{
+	enum { N = 400000 };
+	uint64_t *v = malloc(N * sizeof(*v));
+	int found = 0;
+
+	if (v == NULL)
+		return 0;
+	for (uint32_t i = 0; i < N; i++) {
+		char s[16];
+		uint64_t h;
+
+		snprintf(s, sizeof(s), "c%u", i);
+		h = cnt_hll_hash(s, strlen(s));
+		/* key << 39 | i: sorted by key */
+		v[i] = (h >> 39) << 39 | i;
+	}
+	qsort(v, N, sizeof(*v), cmp_u64);
+	for (uint32_t i = 1; i < N && !found; i++) {
+		uint64_t key = v[i] >> 39;
+		char s[16], t[16];
+
+		if (key != v[i - 1] >> 39 || (key & 0x7f) != 0)
+			continue;
+		snprintf(s, sizeof(s), "c%u", (uint32_t)(v[i - 1] & ((UINT64_C(1) << 39) - 1)));
+		snprintf(t, sizeof(t), "c%u", (uint32_t)(v[i] & ((UINT64_C(1) << 39) - 1)));
+		if (cnt_hll_entry(cnt_hll_hash(s, strlen(s)), 18) != cnt_hll_entry(cnt_hll_hash(t, strlen(t)), 18)) {
+			memcpy(x, s, 16);
+			memcpy(y, t, 16);
+			found = 1;
+		}
+	}
+	free(v);
+	return found;
+}
+
+/*
+ * Most groups' sketches hold one or two distinct items, and the
+ * accumulator keeps those inline (agg.ski), making a sketch of the heap
+ * for a third item, a sketch merged from a bucket record, or another
+ * precision.  Whatever the path, every record's sketch must be the bytes
+ * of a cnt_hll fed the same items: groups of 1, 2 (repeated, of one key
+ * with different entries, in both orders) and 3 or more items, a bucket
+ * record merged into an inline group and into a new one, at precisions
+ * 4, 14 and 18, counted in one accumulator, spilled, and in two halves
+ * absorbed into one.  And a group of at most two items takes no memory
+ * beyond its group (the accumulator's estimate, peak_bytes).
+ */
+static void test_small_sketches(void)
+{
+	static const char *const sets[][6] = {
+		{"A"}, {"A", "A"}, {"A", "B"}, {"A", "B", "A", "B"}, {"A", "B", "C"},
+		{"X", "Y"}, {"Y", "X"}, {"X", "Y", "D"}, {"A", "X", "Y"}, {"X", "Y", "X", "A", "B", "C"},
+		{"A", "B"}, {NULL},
+	};
+	enum { G = sizeof(sets) / sizeof(sets[0]) };
+	const int merged_into[] = {2, 11};    /* members given a bucket record's sketch {M, A} */
+	char cx[16], cy[16];
+	const int precs[] = {4, 14, 18};
+
+	CHECK(same_key_items(cx, cy));
+	for (size_t pi = 0; pi < sizeof(precs) / sizeof(precs[0]); pi++) {
+		int p = precs[pi];
+		cnt_hll want[G];
+		cnt_buf bsk = CNT_BUF_INIT;
+		cnt_hll mk;
+
+		/* the bucket record's sketch, and what every member should hold */
+		cnt_hll_init_p(&mk, p);
+		cnt_hll_add(&mk, "M", 1);
+		cnt_hll_add(&mk, "A", 1);
+		CHECK_EQ_INT(cnt_hll_serialize(&mk, &bsk), 0);
+		for (int g = 0; g < G; g++) {
+			cnt_hll_init_p(&want[g], p);
+			for (int k = 0; k < 6 && sets[g][k]; k++) {
+				const char *it = strcmp(sets[g][k], "X") == 0 ? cx : strcmp(sets[g][k], "Y") == 0 ? cy : sets[g][k];
+
+				cnt_hll_add(&want[g], it, strlen(it));
+			}
+			for (size_t m = 0; m < sizeof(merged_into) / sizeof(merged_into[0]); m++)
+				if (merged_into[m] == g)
+					cnt_hll_merge(&want[g], &mk);
+		}
+		for (int mode = 0; mode < 3; mode++) {   /* one, spilled, halves */
+			cnt_err err;
+			cnt_accum *acc[2] = {cnt_accum_new(mode == 1 ? 1 : 0, tmpdir, &err), cnt_accum_new(0, tmpdir, &err)};
+			FILE *f = tmpfile();
+			cnt_writer *w;
+			cnt_bucket_in in;
+			cnt_bucket b;
+			int seen = 0, ok = 1;
+
+			CHECK(acc[0] && acc[1] && f);
+			if (!acc[0] || !acc[1] || !f)
+				return;
+			for (int g = 0; g < G; g++) {
+				char member[8];
+				cnt_accum *a = mode == 2 ? acc[g % 2] : acc[0];
+
+				snprintf(member, sizeof(member), "g%02d", g);
+				for (int k = 0; k < 6 && sets[g][k]; k++) {
+					const char *it = strcmp(sets[g][k], "X") == 0 ? cx : strcmp(sets[g][k], "Y") == 0 ? cy : sets[g][k];
+					cnt_windowed wv = exact_event(member, 1, 0);
+
+					wv.exact = 0;
+					wv.hll_precision = p;
+					wv.ev.item.p = it;
+					wv.ev.item.n = strlen(it);
+					CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+				}
+				for (size_t m = 0; m < sizeof(merged_into) / sizeof(merged_into[0]); m++)
+					if (merged_into[m] == g) {
+						cnt_bucket r = base();
+
+						r.member_ref.p = member;
+						r.member_ref.n = strlen(member);
+						r.sketch.p = (const char *)bsk.p;
+						r.sketch.n = bsk.len;
+						CHECK_EQ_INT(cnt_accum_add_bucket(a, &r, &err), 0);
+					}
+			}
+			if (mode == 2)
+				CHECK_EQ_INT(cnt_accum_absorb(acc[0], acc[1], &err), 0);
+			w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+			CHECK(w && cnt_accum_finish(acc[0], w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+			if (mode == 1)
+				CHECK(cnt_accum_get_stats(acc[0])->runs >= 2);
+			cnt_writer_free(w);
+			fflush(f);
+			lseek(fileno(f), 0, SEEK_SET);
+			CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err), 0);
+			while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+				/* "gNN" */
+				int g = b.member_ref.n == 3 ? (b.member_ref.p[1] - '0') * 10 + (b.member_ref.p[2] - '0') : -1;
+				cnt_buf x = CNT_BUF_INIT;
+
+				ok &= g == seen++;
+				ok &= g >= 0 && g < G && cnt_hll_serialize(&want[g], &x) == 0 && b.sketch.p != NULL && b.sketch.n == x.len &&
+					memcmp(b.sketch.p, x.p, x.len) == 0;
+				if (!ok)
+					fprintf(stderr, "precision %d, mode %d: member %d's sketch differs\n", p, mode, g);
+				cnt_buf_release(&x);
+			}
+			CHECK(ok);
+			CHECK_EQ_INT(seen, G);
+			cnt_bucket_in_release(&in);
+			fclose(f);
+			cnt_accum_free(acc[0]);
+			cnt_accum_free(acc[1]);
+		}
+		for (int g = 0; g < G; g++)
+			cnt_hll_release(&want[g]);
+		cnt_hll_release(&mk);
+		cnt_buf_release(&bsk);
+	}
+}
+
+/* The accumulator's memory estimate after three events in each of n
+ * groups of a counter with sketches, the first `items` of them with an
+ * item (distinct within the group). */
+static size_t peak_with_items(int n, int items)
+{
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+	size_t peak;
+
+	if (a == NULL)
+		return 0;
+	for (int g = 0; g < n; g++) {
+		char member[16], item[16];
+
+		snprintf(member, sizeof(member), "m%d", g);
+		for (int k = 0; k < 3; k++) {   /* three events, items of the first `items` */
+			cnt_windowed wv = exact_event(member, 1, 0);
+
+			snprintf(item, sizeof(item), "i%d", k);
+			wv.exact = 0;
+			if (k < items) {
+				wv.ev.item.p = item;
+				wv.ev.item.n = strlen(item);
+			}
+			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+		}
+	}
+	peak = cnt_accum_get_stats(a)->peak_bytes;
+	cnt_accum_free(a);
+	return peak;
+}
+
+/* A group whose sketch holds one or two items takes no heap sketch: the
+ * estimate is that of groups without items; a third item makes one. */
+static void test_small_sketch_memory(void)
+{
+	size_t none = peak_with_items(3000, 0), two = peak_with_items(3000, 2), three = peak_with_items(3000, 3);
+
+	CHECK(none > 0);
+	CHECK_EQ_INT(two, none);
+	CHECK(three >= none + 3000 * sizeof(cnt_hll));
+}
+
 /* ---- exact counters and compensations ---------------------------------- */
 
 /* One windowed event of utc/dist m1 in the 10:00 bucket; comp: a
@@ -1237,6 +1449,8 @@ int main(void)
 	RUN(test_events);
 	RUN(test_many_groups);
 	RUN(test_memory_bound);
+	RUN(test_small_sketches);
+	RUN(test_small_sketch_memory);
 	RUN(test_compensations);
 	RUN(test_dimensions);
 	return unit_report("test_accum");

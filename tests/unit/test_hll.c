@@ -421,6 +421,97 @@ static void test_sparse_limit(void)
 	free(seen);
 }
 
+/* ---- entries held by the caller (cnt_hll_entry and friends) ---- */
+
+/* Hashes whose 25-bit key has a zero part below p (entry with a rank)
+ * and a nonzero one, hash 0, all ones, and two of one key. */
+static uint64_t entry_hash(uint64_t seed, uint64_t i)
+{
+	switch (i) {
+	case 0: return 0;
+	case 1: return ~UINT64_C(0);
+	case 2: return UINT64_C(1) << 63;                    /* key with zero low part */
+	case 3: return (UINT64_C(1) << 63) | 1;              /* same key, another rank */
+	default: return item_hash(seed, i);
+	}
+}
+
+static void test_entries(void)
+{
+	int ok_nonzero = 1, ok_add = 1, ok_ser = 1, ok_bad = 1;
+
+	for (int p = CNT_HLL_P_MIN - 1; p <= CNT_HLL_P_MAX + 1; p++) {
+		for (uint64_t seed = 0; seed < 40; seed++) {
+			uint64_t x[6];
+			cnt_hll byhash, byentry;
+
+			cnt_hll_init_p(&byhash, p);
+			cnt_hll_init_p(&byentry, p);
+			for (int i = 0; i < 6; i++) {
+				x[i] = entry_hash(seed, seed < 4 ? (uint64_t)i : seed * 8 + (uint64_t)i);
+				ok_nonzero &= cnt_hll_entry(x[i], p) != 0;
+				/* one, two, ... six items: sparse, then dense at p = 4
+				 * (its sparse limit is 3) */
+				cnt_hll_add_hash(&byhash, x[i]);
+				cnt_hll_add_entry(&byentry, cnt_hll_entry(x[i], p));
+				ok_add &= same_bytes(&byhash, &byentry);
+				if (i < 2) {
+					uint32_t e[2] = {cnt_hll_entry(x[i], p), cnt_hll_entry(x[0], p)};
+					size_t n = i == 0 || cnt_hll_entry_key(e[0]) == cnt_hll_entry_key(e[1]) ? 1 : 2;
+					uint32_t buf[2];
+					cnt_hll view, merged;
+
+					/* two of one key are one entry: the larger word */
+					if (n == 1 && e[1] > e[0])
+						e[0] = e[1];
+					ok_ser &= cnt_hll_entries_view(&view, buf, e, n, p) == 0 &&
+						same_bytes(&view, &byhash) &&
+						cnt_hll_estimate(&view) == cnt_hll_estimate(&byhash);
+					/* merged from, into an empty sketch and into itself */
+					cnt_hll_init_p(&merged, p);
+					ok_ser &= cnt_hll_merge(&merged, &view) == 0 && same_bytes(&merged, &byhash) &&
+						cnt_hll_merge(&merged, &view) == 0 && same_bytes(&merged, &byhash);
+					cnt_hll_release(&merged);
+				}
+			}
+			cnt_hll_release(&byhash);
+			cnt_hll_release(&byentry);
+		}
+	}
+	/* the dense path of cnt_hll_add_entry, at p = 14 */
+	{
+		cnt_hll a, b;
+
+		cnt_hll_init(&a);
+		cnt_hll_init(&b);
+		for (uint64_t i = 0; i < 5000; i++) {
+			cnt_hll_add_hash(&a, item_hash(9, i));
+			cnt_hll_add_entry(&b, cnt_hll_entry(item_hash(9, i), 14));
+		}
+		CHECK(!cnt_hll_is_sparse(&b));
+		CHECK(same_bytes(&a, &b));
+		cnt_hll_release(&a);
+		cnt_hll_release(&b);
+	}
+	/* two entries of one key, or none, or three: refused */
+	{
+		uint32_t e[3] = {cnt_hll_entry(entry_hash(0, 2), 14), cnt_hll_entry(entry_hash(0, 3), 14),
+				 cnt_hll_entry(item_hash(1, 1), 14)};
+		uint32_t buf[2];
+		cnt_hll view;
+
+		CHECK_EQ_INT(cnt_hll_entry_key(e[0]), cnt_hll_entry_key(e[1]));
+		CHECK(e[0] != e[1]);
+		ok_bad &= cnt_hll_entries_view(&view, buf, e, 2, 14) == -1;
+		ok_bad &= cnt_hll_entries_view(&view, buf, e, 0, 14) == -1;
+		ok_bad &= cnt_hll_entries_view(&view, buf, e, 3, 14) == -1;
+	}
+	CHECK(ok_nonzero);
+	CHECK(ok_add);
+	CHECK(ok_ser);
+	CHECK(ok_bad);
+}
+
 /* ---- serialization round trips and sizes ---- */
 
 static void test_roundtrip(void)
@@ -596,6 +687,7 @@ int main(void)
 	RUN(test_layout_dense);
 	RUN(test_small_exact);
 	RUN(test_sparse_limit);
+	RUN(test_entries);
 	RUN(test_merge_laws);
 	RUN(test_roundtrip);
 	RUN(test_sizes);
