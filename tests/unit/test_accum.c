@@ -1018,7 +1018,7 @@ static void test_small_sketches(void)
 			if (!acc[0] || !acc[1] || !f)
 				return;
 			for (int g = 0; g < G; g++) {
-				char member[8];
+				char member[16];
 				cnt_accum *a = mode == 2 ? acc[g % 2] : acc[0];
 
 				snprintf(member, sizeof(member), "g%02d", g);
