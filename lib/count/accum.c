@@ -48,7 +48,7 @@ typedef struct agg {
 	int64_t min;
 	cnt_i128 sum;
 	int64_t max;
-	/* The on-time sketch.  Most groups' hold one or two distinct items:
+	/* The on-time sketch.  Most groups' sketches hold one or two items:
 	 * those are kept as their sparse entries (AGG_SKI in flags; ski[1]
 	 * 0 while there is one), not as a cnt_hll of the heap, which would
 	 * be two allocations a group.  Else sketch: NULL (none) or the heap's. */
@@ -974,7 +974,8 @@ int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err)
 	if (has_cold(b) && (c = cold_of(a, g)) == NULL)
 		return cnt_err_nomem(err);
 	merge_numbers(g, c, b);
-	if ((b->sketch.p != NULL && sketch_to_heap(a, g) != 0))
+	/* a sketch merged in: the group's inline entries go to the heap */
+	if (b->sketch.p != NULL && sketch_to_heap(a, g) != 0)
 		return cnt_err_nomem(err);
 	if (sketch_merge_bytes(a, &g->sketch, b->sketch, err) != 0 ||
 	    (c && sketch_merge_bytes(a, &c->late_sketch, b->late_sketch, err) != 0))
