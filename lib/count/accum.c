@@ -81,12 +81,15 @@ typedef struct mslot {
 	uint32_t id1;        /* member id + 1; 0: empty */
 } mslot;
 
+/* A group's slot in its index: the low 32 bits of the key's hash (whose
+ * low bits are also its home, so the index can be doubled from the
+ * slots alone) and the group's index + 1.  A lookup whose tag matches
+ * compares the key in the group, whose first line it touches anyway:
+ * 8-byte slots are a quarter of the fresh memory of slots that held
+ * the key, and four times as many to a cache line. */
 typedef struct gslot {
-	int64_t bucket;
-	uint32_t stream, member;
-	int32_t shard;
+	uint32_t tag;
 	uint32_t idx1;       /* group index + 1; 0: empty */
-	uint32_t dim;
 } gslot;
 
 /* A (dimension, value) pair of breakdown records, interned: the bytes
@@ -349,10 +352,8 @@ static int grow_members(cnt_accum *a)
 
 static uint64_t gslot_hash(const void *slot, void *ctx)
 {
-	const gslot *o = slot;
-
 	(void)ctx;
-	return group_hash_of(o->stream, o->member, o->dim, o->bucket, o->shard);
+	return ((const gslot *)slot)->tag;
 }
 
 /* The group index doubled in place (base/table.h): only its new half is
@@ -361,9 +362,12 @@ static uint64_t gslot_hash(const void *slot, void *ctx)
  * 10 M events. */
 static int grow_groups(cnt_accum *a)
 {
-	gslot *t = cnt_table_double(a->gslots, a->gmask + 1, sizeof(gslot), gslot_hash, NULL);
+	gslot *t;
 
-	if (t == NULL)
+	/* a home is at most the tag's 32 bits */
+	if (a->gmask >= UINT32_MAX)
+		return -1;
+	if ((t = cnt_table_double(a->gslots, a->gmask + 1, sizeof(gslot), gslot_hash, NULL)) == NULL)
 		return -1;
 	a->gslots = t;
 	a->gmask = a->gmask * 2 + 1;
@@ -486,21 +490,27 @@ static void dpair_get(const cnt_accum *a, uint32_t id1, cnt_slice *dim, cnt_slic
 	val->n = d->len - d->dlen - 1;
 }
 
-/* The index of the group for a key (hash h), created empty when new;
- * -1 when out of memory. */
-static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket, int32_t shard,
-	int64_t bucket_end, uint64_t h)
+static int same_key(const agg *g, uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket, int32_t shard)
 {
-	size_t i;
+	return g->bucket_start == bucket && g->member == member && g->stream == sid && g->shard == shard &&
+		g->dim == dim;
+}
+
+/* The first slot from slot i on that is empty or has h's tag. */
+static size_t probe(const cnt_accum *a, uint64_t h, size_t i)
+{
+	while (a->gslots[i].idx1 && a->gslots[i].tag != (uint32_t)h)
+		i = (i + 1) & a->gmask;
+	return i;
+}
+
+/* A new group, empty, for a key (hash h) not in the index, at its empty
+ * slot i; its index, or -1 when out of memory. */
+static ssize_t new_group(cnt_accum *a, size_t i, uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket,
+	int32_t shard, int64_t bucket_end, uint64_t h)
+{
 	agg *g;
 
-	for (i = h & a->gmask; a->gslots[i].idx1; i = (i + 1) & a->gmask) {
-		const gslot *sl = &a->gslots[i];
-
-		if (sl->bucket == bucket && sl->member == member && sl->stream == sid && sl->shard == shard &&
-		    sl->dim == dim)
-			return (ssize_t)sl->idx1 - 1;
-	}
 	if (a->ngroups == a->cgroups) {
 		size_t c = a->cgroups ? a->cgroups * 2 : 4096;
 		/* aligned (a group is two whole lines), remapped
@@ -521,16 +531,27 @@ static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t di
 	g->bucket_end = bucket_end;
 	g->shard = shard;
 	g->max_ingest_time = INT64_MIN;
-	a->gslots[i].bucket = bucket;
-	a->gslots[i].stream = sid;
-	a->gslots[i].member = member;
-	a->gslots[i].shard = shard;
-	a->gslots[i].dim = dim;
+	a->gslots[i].tag = (uint32_t)h;
 	a->gslots[i].idx1 = (uint32_t)a->ngroups + 1;
 	a->ngroups++;
 	if (a->ngroups * 2 > a->gmask + 1 && grow_groups(a) != 0)
 		return -1;
 	return (ssize_t)a->ngroups - 1;
+}
+
+/* The index of the group for a key (hash h), created empty when new;
+ * -1 when out of memory. */
+static ssize_t group_of(cnt_accum *a, uint32_t sid, uint32_t member, uint32_t dim, int64_t bucket, int32_t shard,
+	int64_t bucket_end, uint64_t h)
+{
+	for (size_t i = probe(a, h, h & a->gmask);; i = probe(a, h, (i + 1) & a->gmask)) {
+		uint32_t idx1 = a->gslots[i].idx1;
+
+		if (idx1 == 0)
+			return new_group(a, i, sid, member, dim, bucket, shard, bucket_end, h);
+		if (same_key(&a->groups[idx1 - 1], sid, member, dim, bucket, shard))
+			return (ssize_t)idx1 - 1;
+	}
 }
 
 /* Adds item to *hp, made at precision p (the event's version's) when
@@ -872,6 +893,7 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 	uint32_t sid[CNT_ACCUM_BATCH], mid[CNT_ACCUM_BATCH];
 	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH], ih[CNT_ACCUM_BATCH];
 	ssize_t gi[CNT_ACCUM_BATCH];
+	unsigned char tagged[CNT_ACCUM_BATCH];
 	int any_item = 0;
 
 	if (n > CNT_ACCUM_BATCH)
@@ -896,13 +918,25 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		gh[i] = group_hash_of(sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard);
 		__builtin_prefetch(&a->gslots[gh[i] & a->gmask]);
 	}
+	/* A matching tag is taken as the group here, and its key compared
+	 * in the next phase, when the group's line has come; no match is a
+	 * new group. */
 	for (size_t i = 0; i < n; i++) {
-		gi[i] = group_of(a, sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard, w[i]->bucket_end, gh[i]);
-		if (gi[i] < 0)
+		size_t s = probe(a, gh[i], gh[i] & a->gmask);
+
+		if ((tagged[i] = a->gslots[s].idx1 != 0))
+			gi[i] = (ssize_t)a->gslots[s].idx1 - 1;
+		else if ((gi[i] = new_group(a, s, sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard,
+				  w[i]->bucket_end, gh[i])) < 0)
 			return cnt_err_nomem(err);
 		__builtin_prefetch(&a->groups[gi[i]]);
 		__builtin_prefetch((const char *)&a->groups[gi[i]] + 64);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (tagged[i] && !same_key(&a->groups[gi[i]], sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard) &&
+		    (gi[i] = group_of(a, sid[i], mid[i], 0, w[i]->bucket_start, w[i]->shard, w[i]->bucket_end,
+			     gh[i])) < 0)
+			return cnt_err_nomem(err);
 	for (size_t i = 0; i < n; i++) {
 		const cnt_event *e = &w[i]->ev;
 
@@ -1098,14 +1132,6 @@ oom:
 
 /* ---- canonical order ------------------------------------------------ */
 
-typedef struct sortrec {
-	uint64_t major;     /* stream rank << 40 | member rank */
-	uint64_t bucket;    /* bucket_start with the sign bit flipped */
-	uint32_t shard;     /* shard with the sign bit flipped */
-	uint32_t idx;
-	uint32_t dim;       /* 0: total; else the pair's rank + 1 */
-} sortrec;
-
 static int cmp_dpairs(const void *x, const void *y, void *ctx)
 {
 	const cnt_accum *a = ctx;
@@ -1153,27 +1179,66 @@ static int cmp_streams(const void *x, const void *y, void *ctx)
 	return d;
 }
 
-/* LSD radix sort by (major, dim, bucket, shard), skipping byte positions
- * where every key agrees (most of them): linear in the number of groups. */
-static void radix_sort(sortrec *v, sortrec *tmp, size_t n)
+/* Sorts the group indexes in[0..n) into out, stably, by each one's
+ * key[index] < nkeys.  -1: out of memory. */
+static int counting_sort(const uint32_t *in, uint32_t *out, size_t n, const uint32_t *key, size_t nkeys)
 {
-	for (int pass = 0; pass < 24; pass++) {
-		size_t count[257] = {0};
-		int field = pass < 4 ? 0 : pass < 12 ? 1 : pass < 16 ? 3 : 2;
-		int shift = 8 * (pass < 4 ? pass : pass < 12 ? pass - 4 : pass < 16 ? pass - 12 : pass - 16);
-#define KEYBYTE(r) (unsigned)(((field == 0 ? (uint64_t)(r).shard : field == 1 ? (r).bucket : \
-	field == 3 ? (uint64_t)(r).dim : (r).major) >> shift) & 0xff)
+	size_t *at = calloc(nkeys + 1, sizeof(*at));
 
-		for (size_t i = 0; i < n; i++)
-			count[KEYBYTE(v[i]) + 1]++;
-		if (count[KEYBYTE(v[0]) + 1] == n)
-			continue;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[KEYBYTE(v[i])]++] = v[i];
-		memcpy(v, tmp, n * sizeof(*v));
-#undef KEYBYTE
+	if (at == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		at[key[in[i]] + 1]++;
+	for (size_t k = 0; k < nkeys; k++)
+		at[k + 1] += at[k];
+	for (size_t i = 0; i < n; i++)
+		out[at[key[in[i]]]++] = in[i];
+	free(at);
+	return 0;
+}
+
+/* The order of two groups of one stream and member: by dimension pair
+ * (the total first), bucket and shard. */
+static int cmp_in_run(const agg *g, const agg *h, const uint32_t *drank)
+{
+	uint32_t dg = g->dim ? drank[g->dim - 1] : 0, dh = h->dim ? drank[h->dim - 1] : 0;
+
+	if (dg != dh)
+		return dg < dh ? -1 : 1;
+	if (g->bucket_start != h->bucket_start)
+		return g->bucket_start < h->bucket_start ? -1 : 1;
+	return g->shard < h->shard ? -1 : g->shard > h->shard;
+}
+
+typedef struct run_ctx {
+	const agg *groups;
+	const uint32_t *drank;
+} run_ctx;
+
+static int cmp_run_qsort(const void *x, const void *y, void *ctx)
+{
+	const run_ctx *c = ctx;
+
+	return cmp_in_run(&c->groups[*(const uint32_t *)x], &c->groups[*(const uint32_t *)y], c->drank);
+}
+
+/* Sorts the n group indexes of one stream and member.  A run is mostly a
+ * few groups (a member's hours): insertion sort, else qsort. */
+static void sort_run(const cnt_accum *a, uint32_t *v, size_t n, const uint32_t *drank)
+{
+	if (n > 16) {
+		run_ctx c = {a->groups, drank};
+
+		qsort_r(v, n, sizeof(*v), cmp_run_qsort, &c);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		uint32_t x = v[i];
+		size_t j = i;
+
+		for (; j > 0 && cmp_in_run(&a->groups[x], &a->groups[v[j - 1]], drank) < 0; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
 	}
 }
 
@@ -1289,40 +1354,41 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 	return sink_commit(w, err);
 }
 
-/* Writes the in-memory groups to w in canonical order. */
+/* Writes the in-memory groups to w in canonical order: (stream, member,
+ * dimension pair, bucket, shard), the strings in byte order. */
 static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 {
-	uint32_t *mord = NULL, *sord = NULL, *dord = NULL, *drank = NULL;
-	uint64_t *mrank = NULL, *srank = NULL;
-	sortrec *recs = NULL, *tmp;
+	uint32_t *mord = NULL, *sord = NULL, *dord = NULL, *drank = NULL, *mrank = NULL, *srank = NULL;
+	uint32_t *gkey = NULL, *ord, *ord1;
+	size_t n = a->ngroups, ahead = 0;
 	int rc = -1, borrowed = 0;
 
-	if (a->ngroups == 0)
+	if (n == 0)
 		return 0;
 	/* The group index (gslots) is dead once the groups are being written:
 	 * every caller ends the table or resets it after this.  Its memory,
-	 * faulted in already, holds the sort's records and scratch rather than
-	 * as much fresh memory (on this project's 2-core VM about 1 s per GiB,
-	 * as the measuring stick's README says).  It is twice the groups'
-	 * number of slots but for the last insertion, so nearly always
-	 * enough; else the heap. */
-	_Static_assert(sizeof(sortrec) <= sizeof(gslot), "the sort's records fit in the slots they replace");
-	if (2 * a->ngroups * sizeof(sortrec) <= (a->gmask + 1) * sizeof(gslot)) {
-		recs = (sortrec *)(void *)a->gslots;
+	 * faulted in already, holds the sort's three arrays of 4 bytes a
+	 * group rather than as much fresh memory (on this project's 2-core VM
+	 * about 1 s per GiB, as the measuring stick's README says).  It has
+	 * at least twice as many 8-byte slots as there are groups (but after
+	 * a failed growth); else the heap. */
+	if (3 * n * sizeof(uint32_t) <= (a->gmask + 1) * sizeof(gslot)) {
+		gkey = (uint32_t *)(void *)a->gslots;
 		borrowed = 1;
 	} else {
-		recs = malloc(2 * a->ngroups * sizeof(*recs));
+		gkey = malloc(3 * n * sizeof(*gkey));
 	}
-	tmp = recs ? recs + a->ngroups : NULL;
+	ord = gkey ? gkey + n : NULL;
+	ord1 = gkey ? gkey + 2 * n : NULL;
 	mord = malloc(a->nmembers * sizeof(*mord));
 	mrank = malloc(a->nmembers * sizeof(*mrank));
 	sord = malloc(a->nstreams * sizeof(*sord));
 	srank = malloc(a->nstreams * sizeof(*srank));
 	dord = malloc(a->ndpairs * sizeof(*dord) + 1);
 	drank = malloc(a->ndpairs * sizeof(*drank) + 1);
-	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || recs == NULL ||
+	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || gkey == NULL ||
 	    dord == NULL || drank == NULL) {
-		cnt_err_oom(err, "sorting %zu groups", a->ngroups);
+		cnt_err_oom(err, "sorting %zu groups", n);
 		goto out;
 	}
 	for (uint32_t i = 0; i < a->nmembers; i++)
@@ -1340,39 +1406,56 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 	qsort_r(dord, a->ndpairs, sizeof(*dord), cmp_dpairs, a);
 	for (uint32_t r = 0; r < a->ndpairs; r++)
 		drank[dord[r]] = r + 1;
-	for (size_t i = 0; i < a->ngroups; i++) {
-		const agg *g = &a->groups[i];
-
-		recs[i].major = srank[g->stream] << 40 | mrank[g->member];
-		recs[i].bucket = (uint64_t)g->bucket_start ^ (UINT64_C(1) << 63);
-		recs[i].shard = (uint32_t)g->shard ^ (UINT32_C(1) << 31);
-		recs[i].idx = (uint32_t)i;
-		recs[i].dim = g->dim ? drank[g->dim - 1] : 0;
+	/* By member, then (stable) by stream: two counting sorts, each a
+	 * pass over the groups in their own order.  Then the few groups of
+	 * each stream and member are sorted when they are written. */
+	for (size_t i = 0; i < n; i++) {
+		ord1[i] = (uint32_t)i;
+		gkey[i] = mrank[a->groups[i].member];
 	}
-	radix_sort(recs, tmp, a->ngroups);
-	for (size_t i = 0; i < a->ngroups; i++) {
-		const agg *g = &a->groups[recs[i].idx];
-		cnt_slice m = {(const char *)a->mdata.p + a->moff[g->member], a->mlen[g->member]};
-		cnt_slice dim = {"", 0}, dval = {"", 0};
+	if (counting_sort(ord1, ord, n, gkey, a->nmembers) != 0) {
+		cnt_err_oom(err, "sorting %zu groups", n);
+		goto out;
+	}
+	if (a->nstreams > 1) {
+		for (size_t i = 0; i < n; i++)
+			gkey[i] = srank[a->groups[i].stream];
+		if (counting_sort(ord, ord1, n, gkey, a->nstreams) != 0) {
+			cnt_err_oom(err, "sorting %zu groups", n);
+			goto out;
+		}
+		memcpy(ord, ord1, n * sizeof(*ord));
+	}
+	for (size_t i = 0, e; i < n; i = e) {
+		const agg *g0 = &a->groups[ord[i]];
 
 		/* Sorted order visits the groups at random: fetch ahead.  (The
-		 * member's bytes need no help: consecutive groups mostly share
-		 * their member, sorted as they are.) */
-		if (i + 24 < a->ngroups) {
-			const agg *ahead = &a->groups[recs[i + 24].idx];
+		 * member's bytes need no help: a run shares its member.) */
+		for (e = i + 1; e < n; e++) {
+			const agg *g = &a->groups[ord[e]];
 
-			__builtin_prefetch(ahead);
-			__builtin_prefetch((const char *)ahead + 64);
+			for (; ahead < e + 24 && ahead < n; ahead++) {
+				__builtin_prefetch(&a->groups[ord[ahead]]);
+				__builtin_prefetch((const char *)&a->groups[ord[ahead]] + 64);
+			}
+			if (g->member != g0->member || g->stream != g0->stream)
+				break;
 		}
+		sort_run(a, ord + i, e - i, drank);
+		for (size_t j = i; j < e; j++) {
+			const agg *g = &a->groups[ord[j]];
+			cnt_slice m = {(const char *)a->mdata.p + a->moff[g->member], a->mlen[g->member]};
+			cnt_slice dim = {"", 0}, dval = {"", 0};
 
-		if (g->dim)
-			dpair_get(a, g->dim, &dim, &dval);
-		if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, cold_get(a, g), err) != 0)
-			goto out;
-		/* the output's last use of the sketches: free them while they
-		 * are at hand (in the writing thread, with halves) */
-		if (a->final)
-			release_sketches(a, &a->groups[recs[i].idx]);
+			if (g->dim)
+				dpair_get(a, g->dim, &dim, &dval);
+			if (emit(a, w, &a->streams[g->stream], m, dim, dval, g, cold_get(a, g), err) != 0)
+				goto out;
+			/* the output's last use of the sketches: free them while
+			 * they are at hand (in the writing thread, with halves) */
+			if (a->final)
+				release_sketches(a, &a->groups[ord[j]]);
+		}
 	}
 	rc = 0;
 out:
@@ -1381,7 +1464,7 @@ out:
 	free(sord);
 	free(srank);
 	if (!borrowed)
-		free(recs);
+		free(gkey);
 	free(dord);
 	free(drank);
 	return rc;

@@ -1,0 +1,292 @@
+/*
+ * test_accum_index.c - the accumulator's group index and its output order,
+ * from inside lib/count/accum.c (this file includes it, to reach the
+ * static index and the hash it keys on).
+ *
+ * - A slot holds only the low 32 bits of its key's hash: a matching tag
+ *   is a candidate until the group's key is compared.  Thousands of keys
+ *   given one hash are each their own group and are found again, across
+ *   the index's doublings;
+ * - two keys whose hashes share their low 32 bits in earnest (found by
+ *   search over buckets) are counted apart by the batched path, whose
+ *   lookup compares the key a phase after it matched the tag: in one
+ *   batch, one event at a time, and in either order;
+ * - the output order (stream, member, dimension pair, bucket, shard) from
+ *   the two counting sorts and the per-member sort: with several streams,
+ *   members whose byte order is not their order of arrival, breakdown
+ *   records, negative and positive shards, and members with more groups
+ *   than the insertion sort takes (qsort), every record is after the one
+ *   before it, and the bytes do not depend on the order of the events.
+ */
+#include "../../lib/count/accum.c"
+
+#include "unit.h"
+
+static const char *tmpdir = "/tmp";
+
+static cnt_slice S(const char *s)
+{
+	cnt_slice x = {s, strlen(s)};
+
+	return x;
+}
+
+static void test_one_tag(void)
+{
+	enum { N = 6000 };
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+	/* equal low 32 bits: one tag, one home; the high bits differ */
+	const uint64_t tag = UINT64_C(0x9e3779b9);
+	size_t wrong = 0;
+
+	CHECK(a != NULL);
+	if (a == NULL)
+		return;
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t h = tag | (uint64_t)k << 32;
+
+		if (group_of(a, k % 3, k / 3, k % 5, (int64_t)(k % 7) * 3600000, (int32_t)(k % 2) - 1, 0, h) != k)
+			wrong++;
+	}
+	CHECK_EQ_INT(wrong, 0);
+	CHECK_EQ_INT(a->ngroups, N);
+	CHECK(a->gmask + 1 >= 2 * N);   /* it doubled on the way */
+	for (uint32_t k = 0; k < N; k++) {
+		uint64_t h = tag | (uint64_t)(N - k) << 32;
+		const agg *g = &a->groups[k];
+
+		if (group_of(a, k % 3, k / 3, k % 5, (int64_t)(k % 7) * 3600000, (int32_t)(k % 2) - 1, 0, h) != k ||
+		    g->stream != k % 3 || g->member != k / 3 || g->dim != k % 5)
+			wrong++;
+	}
+	CHECK_EQ_INT(wrong, 0);
+	CHECK_EQ_INT(a->ngroups, N);
+	cnt_accum_free(a);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static const int64_t T0 = INT64_C(1772359200000);   /* 2026-03-01T10:00Z */
+
+/* Reads the whole of fd (from its start) into out. */
+static void slurp_into(int fd, cnt_buf *out)
+{
+	char tmp[65536];
+	ssize_t n;
+
+	out->len = 0;
+	lseek(fd, 0, SEEK_SET);
+	while ((n = read(fd, tmp, sizeof(tmp))) > 0)
+		CHECK_EQ_INT(cnt_buf_append(out, tmp, (size_t)n), 0);
+}
+
+/* A copy of b's key in store (its strings are the reader's until its
+ * next record). */
+static cnt_bucket kept_key(const cnt_bucket *b, char *store, size_t size)
+{
+	cnt_bucket k = *b;
+	cnt_slice *s[] = {&k.tenant_id, &k.counter_id, &k.member_ref, &k.dim, &k.dim_value};
+	size_t at = 0;
+
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++) {
+		if (at + s[i]->n > size)
+			s[i]->n = size - at;   /* a test's strings are short */
+		memcpy(store + at, s[i]->p, s[i]->n);
+		s[i]->p = store + at;
+		at += s[i]->n;
+	}
+	return k;
+}
+
+/* Two hours from T0 whose groups (first stream, first member, total,
+ * shard 0) have hashes equal in their low 32 bits.  0 when none found. */
+static int colliding_hours(int64_t *h1, int64_t *h2)
+{
+	enum { N = 1 << 18 };
+	uint64_t *v = malloc(N * sizeof(*v));
+	int found = 0;
+
+	if (v == NULL)
+		return 0;
+	/* tag << 32 | hour: sorted, equal tags are neighbours */
+	for (uint64_t k = 0; k < N; k++)
+		v[k] = (group_hash_of(0, 0, 0, T0 + (int64_t)k * 3600000, 0) & 0xffffffffu) << 32 | k;
+	qsort(v, N, sizeof(*v), cmp_u64);
+	for (size_t k = 1; k < N && !found; k++)
+		if (v[k] >> 32 == v[k - 1] >> 32) {
+			*h1 = (int64_t)(v[k - 1] & 0xffffffffu);
+			*h2 = (int64_t)(v[k] & 0xffffffffu);
+			found = 1;
+		}
+	free(v);
+	return found;
+}
+
+static cnt_windowed hour_event(const char *member, int64_t hour)
+{
+	cnt_windowed wv;
+
+	memset(&wv, 0, sizeof(wv));
+	wv.ev.tenant_id = S("acme");
+	wv.ev.counter_id = S("dist");
+	wv.ev.counter_version = 1;
+	wv.ev.member_ref = S(member);
+	wv.ev.delta = 1;
+	wv.ev.event_time = T0 + hour * 3600000;
+	wv.ev.ingest_time = wv.ev.event_time + 1000;
+	wv.bucket_start = T0 + hour * 3600000;
+	wv.bucket_end = wv.bucket_start + 3600000;
+	wv.exact = 1;
+	return wv;
+}
+
+static void test_shared_tag(void)
+{
+	int64_t h[2] = {0, 0};
+
+	CHECK(colliding_hours(&h[0], &h[1]));
+	CHECK(h[0] != h[1]);
+	CHECK_EQ_INT((uint32_t)group_hash_of(0, 0, 0, T0 + h[0] * 3600000, 0),
+		(uint32_t)group_hash_of(0, 0, 0, T0 + h[1] * 3600000, 0));
+	/* way 0: one batch; 1: one event at a time; 2: one batch, the other
+	 * hour first */
+	for (int way = 0; way < 3; way++) {
+		static const int pick[5] = {0, 1, 0, 1, 0};   /* hour 0 three times, hour 1 twice */
+		cnt_windowed ev[5];
+		cnt_err err;
+		cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+		FILE *f = tmpfile();
+		cnt_writer *w;
+		cnt_bucket_in in;
+		cnt_bucket b;
+		int records = 0;
+
+		CHECK(a != NULL && f != NULL);
+		if (a == NULL || f == NULL)
+			return;
+		for (int i = 0; i < 5; i++)
+			ev[i] = hour_event("m", h[way == 2 ? 1 - pick[i] : pick[i]]);
+		if (way == 1)
+			for (int i = 0; i < 5; i++)
+				CHECK_EQ_INT(cnt_accum_add_event(a, &ev[i], &err), 0);
+		else
+			CHECK_EQ_INT(cnt_accum_add_events(a, ev, 5, &err), 0);
+		CHECK_EQ_INT(a->ngroups, 2);
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+		cnt_writer_free(w);
+		cnt_accum_free(a);
+		lseek(fileno(f), 0, SEEK_SET);
+		CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "shared", NULL, &err), 0);
+		while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+			int64_t hour = (b.bucket_start - T0) / 3600000;
+			int three = way == 2 ? h[1] : h[0];
+
+			records++;
+			CHECK(hour == h[0] || hour == h[1]);
+			CHECK_EQ_INT(b.count, hour == three ? 3 : 2);
+		}
+		CHECK_EQ_INT(records, 2);
+		cnt_bucket_in_release(&in);
+		fclose(f);
+	}
+}
+
+/* Events over three streams, 300 members (named so that byte order is
+ * not arrival order), breakdown records by device, hours and shards;
+ * member k has 1 + k % 40 hours, so many have more than 16 groups. */
+static void accumulate_mixed(int reverse, cnt_buf *out, size_t *records, size_t *misordered)
+{
+	enum { M = 300 };
+	static const char *const tenants[] = {"zeta", "acme", "acme"};
+	static const char *const counters[] = {"a", "b", "a"};
+	static const char *const devices[] = {"web", "tv", "phone"};
+	static char members[M][16];
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+	cnt_bucket_in in;
+	cnt_bucket b, prev;
+	char store[256];
+	size_t n = 0;
+
+	*records = *misordered = 0;
+	CHECK(a != NULL && f != NULL);
+	if (a == NULL || f == NULL)
+		return;
+	for (int k = 0; k < M; k++)
+		snprintf(members[k], sizeof(members[k]), "%c%d", 'z' - k % 26, k);
+	for (int k = 0; k < M; k++)
+		n += (size_t)(1 + k % 40) * 2;
+	for (size_t e = 0; e < n; e++) {
+		size_t i = reverse ? n - 1 - e : e, j = i;
+		int k = 0, hour;
+		cnt_windowed wv;
+		cnt_slice keys[1], vals[1];
+
+		while (j >= (size_t)(1 + k % 40) * 2)
+			j -= (size_t)(1 + k % 40) * 2, k++;
+		hour = (int)(j / 2);
+		wv = hour_event(members[k], hour * 7 % 41);
+		wv.ev.tenant_id = S(tenants[(k + hour) % 3]);
+		wv.ev.counter_id = S(counters[(k + hour) % 3]);
+		wv.shard = (int32_t)(j % 2) * 3 - 1;   /* -1 or 2 */
+		keys[0] = S("device");
+		vals[0] = S(devices[(k + hour) % 3]);
+		wv.ev.attr_keys = keys;
+		wv.ev.attr_vals = vals;
+		wv.ev.nattrs = 1;
+		wv.ndims = 1;
+		wv.dims[0] = S("device");
+		cnt_windowed_dim_values(&wv);
+		CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+	}
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	cnt_accum_free(a);
+	slurp_into(fileno(f), out);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "mixed", NULL, &err), 0);
+	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+		if (*records > 0 && cnt_bucket_key_cmp(&prev, &b) >= 0)
+			(*misordered)++;
+		(*records)++;
+		prev = kept_key(&b, store, sizeof(store));
+	}
+	cnt_bucket_in_release(&in);
+	fclose(f);
+}
+
+static void test_order(void)
+{
+	cnt_buf out[2] = {CNT_BUF_INIT, CNT_BUF_INIT};
+	size_t records[2], misordered[2], groups = 0;
+
+	/* each event its own total group and its own device group */
+	for (int k = 0; k < 300; k++)
+		groups += (size_t)(1 + k % 40) * 2 * 2;
+	for (int r = 0; r < 2; r++) {
+		accumulate_mixed(r, &out[r], &records[r], &misordered[r]);
+		CHECK_EQ_INT(records[r], groups);
+		CHECK_EQ_INT(misordered[r], 0);
+	}
+	CHECK(out[0].len > 0 && out[0].len == out[1].len && memcmp(out[0].p, out[1].p, out[0].len) == 0);
+	cnt_buf_release(&out[0]);
+	cnt_buf_release(&out[1]);
+}
+
+int main(void)
+{
+	RUN(test_one_tag);
+	RUN(test_shared_tag);
+	RUN(test_order);
+	return unit_report("test_accum_index");
+}
