@@ -135,9 +135,18 @@ EOF
 	# three parts of the windowed events, in a shuffled order, each its
 	# own bucket file (with day records), merged
 	cnt-cat --count "$F/win.avro" >n
-	cnt-accumulate -d "$DEFS" -m 1M -o spill.avro "$F/win.avro" --stats st.json
+	# spilled: an input of its own, since the fixture's groups fit in the
+	# smallest limit (1M); counted with and without it
+	"$PY" "$DATA/gen-days.py" 8 16000 >big.jsonl
+	jq -c 'select(.event_time < 1780000000000)' big.jsonl >bs.jsonl
+	jq -c 'select(.event_time >= 1780000000000)' big.jsonl >ba.jsonl
+	cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z --max-past 400d -o b1.avro bs.jsonl
+	cnt-ingest -d "$DEFS" --now 2026-11-15T00:00:00Z --max-past 400d -o b2.avro ba.jsonl
+	cat b1.avro b2.avro | cnt-dedup -d "$DEFS" | cnt-window -d "$DEFS" --shards 2 >bw.avro
+	cnt-accumulate -d "$DEFS" -o big.avro bw.avro
+	cnt-accumulate -d "$DEFS" -m 1M -o spill.avro bw.avro --stats st.json
 	jq -e '.spill_runs > 1' st.json
-	cmp spill.avro "$F/days.avro"
+	cmp spill.avro big.avro
 	"$PY" - "$F/in.jsonl" <<'EOF'
 import random, sys
 lines = open(sys.argv[1]).read().splitlines()
