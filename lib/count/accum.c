@@ -72,6 +72,12 @@ typedef struct agg_cold {
 
 static const agg_cold no_cold;
 
+/* The precision of a group's inline sketch (AGG_SKI). */
+static int inline_p(const agg *g)
+{
+	return (int)((g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT);
+}
+
 /* Hash-table slots carry what a lookup compares, so that a probe touches
  * one cache line, not the entry it points to (see cnt_accum_add_events). */
 typedef struct mslot {
@@ -591,7 +597,7 @@ static int sketch_to_heap(cnt_accum *a, agg *g)
 		return 0;
 	if ((h = malloc(sizeof(*h))) == NULL)
 		return -1;
-	cnt_hll_init_p(h, (int)((g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT));
+	cnt_hll_init_p(h, inline_p(g));
 	if (cnt_hll_add_entry(h, g->ski[0]) != 0 || (g->ski[1] && cnt_hll_add_entry(h, g->ski[1]) != 0)) {
 		cnt_hll_free(h);
 		return -1;
@@ -619,7 +625,7 @@ static int group_sketch_add(cnt_accum *a, agg *g, uint64_t item_hash, int p)
 		g->flags |= AGG_SKI | (uint32_t)p << AGG_SKP_SHIFT;
 		return 0;
 	}
-	if ((g->flags & AGG_SKI) && (g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT == (uint32_t)p) {
+	if ((g->flags & AGG_SKI) && inline_p(g) == p) {
 		/* one entry a key, the larger word (as in a cnt_hll) */
 		for (int i = 0; i < 2; i++) {
 			if (g->ski[i] == 0) {
@@ -1313,8 +1319,7 @@ static int emit(cnt_accum *a, const sink *w, const stream *s, cnt_slice member, 
 	a->s1.len = a->s2.len = 0;
 	if (g->flags & AGG_SKI) {
 		/* inline entries: a sketch over them, on the stack */
-		if (cnt_hll_entries_view(&inl, inl_buf, g->ski, g->ski[1] ? 2 : 1,
-				(int)((g->flags & AGG_SKP_MASK) >> AGG_SKP_SHIFT)) != 0)
+		if (cnt_hll_entries_view(&inl, inl_buf, g->ski, g->ski[1] ? 2 : 1, inline_p(g)) != 0)
 			return cnt_err_set(err, "internal: a group's inline sketch is malformed");
 		sk = &inl;
 	}
