@@ -19,17 +19,23 @@ PY=/usr/bin/python3
 
 command -v cnt-accumulate >/dev/null 2>&1 || PATH="$BATS_TEST_DIRNAME/../build/bin:$PATH"
 
+# windowed JSONL LOG1 LOG2: the events of JSONL admitted into two logs,
+# the spring ones on 04-15 (ber/pts, lateness 30 days: those before 03-16
+# are late) and the autumn ones on 11-15, then deduplicated and windowed
+# (2 shards) to stdout.
+windowed() {
+	jq -c 'select(.event_time < 1780000000000)' "$1" >"$1.spring"
+	jq -c 'select(.event_time >= 1780000000000)' "$1" >"$1.autumn"
+	cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z --max-past 400d -o "$2" "$1.spring"
+	cnt-ingest -d "$DEFS" --now 2026-11-15T00:00:00Z --max-past 400d -o "$3" "$1.autumn"
+	cat "$2" "$3" | cnt-dedup -d "$DEFS" | cnt-window -d "$DEFS" --shards 2
+}
+
 setup_file() {
 	set -o pipefail
 	cd "$BATS_FILE_TMPDIR"
 	"$PY" "$DATA/gen-days.py" 7 4000 >in.jsonl
-	# spring events admitted on 04-15 (ber/pts, lateness 30 days: those
-	# before 03-16 are late), autumn ones on 11-15
-	jq -c 'select(.event_time < 1780000000000)' in.jsonl >spring.jsonl
-	jq -c 'select(.event_time >= 1780000000000)' in.jsonl >autumn.jsonl
-	cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z --max-past 400d -o log1.avro spring.jsonl
-	cnt-ingest -d "$DEFS" --now 2026-11-15T00:00:00Z --max-past 400d -o log2.avro autumn.jsonl
-	cat log1.avro log2.avro | cnt-dedup -d "$DEFS" | cnt-window -d "$DEFS" --shards 2 >win.avro
+	windowed in.jsonl log1.avro log2.avro >win.avro
 	cnt-accumulate -o hours.avro win.avro
 	cnt-accumulate -d "$DEFS" -o days.avro win.avro --stats acc.json
 	# the same hours with Berlin's days counted in UTC (its timezone changed)
@@ -138,11 +144,7 @@ EOF
 	# spilled: an input of its own, since the fixture's groups fit in the
 	# smallest limit (1M); counted with and without it
 	"$PY" "$DATA/gen-days.py" 8 16000 >big.jsonl
-	jq -c 'select(.event_time < 1780000000000)' big.jsonl >bs.jsonl
-	jq -c 'select(.event_time >= 1780000000000)' big.jsonl >ba.jsonl
-	cnt-ingest -d "$DEFS" --now 2026-04-15T00:00:00Z --max-past 400d -o b1.avro bs.jsonl
-	cnt-ingest -d "$DEFS" --now 2026-11-15T00:00:00Z --max-past 400d -o b2.avro ba.jsonl
-	cat b1.avro b2.avro | cnt-dedup -d "$DEFS" | cnt-window -d "$DEFS" --shards 2 >bw.avro
+	windowed big.jsonl b1.avro b2.avro >bw.avro
 	cnt-accumulate -d "$DEFS" -o big.avro bw.avro
 	cnt-accumulate -d "$DEFS" -m 1M -o spill.avro bw.avro --stats st.json
 	jq -e '.spill_runs > 1' st.json
