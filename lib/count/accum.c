@@ -698,7 +698,7 @@ static int spill(cnt_accum *a, cnt_err *err);
  * What the accumulator's tables would add to the estimate if those within
  * a batch or two of growing grew now.  Each doubles when it fills (the
  * indexes at half full), and a doubling is the estimate's largest single
- * step: a quarter of it for the group index at 10 M events.  check_memory
+ * step (the group index's 16 bytes a group against about 144 in all).  check_memory
  * spills before such a step would pass the limit, not after, which would
  * leave the peak that far over.  The margin of 1024 entries (64 bytes of
  * name each) covers a batch of events with their breakdown records, or
