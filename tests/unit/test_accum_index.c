@@ -142,6 +142,44 @@ static int colliding_hours(int64_t *h1, int64_t *h2)
 	return found;
 }
 
+/* a finished into a temporary bucket file (null codec) and freed: the
+ * file, rewound, or NULL. */
+static FILE *finished(cnt_accum *a)
+{
+	FILE *f = tmpfile();
+	cnt_err err;
+	cnt_writer *w = f ? cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err) : NULL;
+
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	cnt_accum_free(a);
+	if (f)
+		lseek(fileno(f), 0, SEEK_SET);
+	return f;
+}
+
+/* Reads the bucket file f back: how many records, how many not after the
+ * one before them (cnt_bucket_key_cmp), how many before 1970. */
+static void read_order(FILE *f, size_t *records, size_t *misordered, size_t *negative)
+{
+	cnt_bucket_in in;
+	cnt_bucket b, prev;
+	cnt_err err;
+	char store[256];
+
+	*records = *misordered = *negative = 0;
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "order", NULL, &err), 0);
+	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+		if (*records > 0 && cnt_bucket_key_cmp(&prev, &b) >= 0)
+			(*misordered)++;
+		*negative += b.bucket_start < 0;
+		(*records)++;
+		prev = kept_key(&b, store, sizeof(store));
+	}
+	cnt_bucket_in_release(&in);
+}
+
 static cnt_windowed hour_event(const char *member, int64_t hour)
 {
 	cnt_windowed wv;
@@ -178,14 +216,13 @@ static void test_shared_tag(void)
 		cnt_windowed ev[5];
 		cnt_err err;
 		cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
-		FILE *f = tmpfile();
-		cnt_writer *w;
+		FILE *f;
 		cnt_bucket_in in;
 		cnt_bucket b;
 		int records = 0;
 
-		CHECK(a != NULL && f != NULL);
-		if (a == NULL || f == NULL)
+		CHECK(a != NULL);
+		if (a == NULL)
 			return;
 		for (int i = 0; i < 5; i++)
 			ev[i] = hour_event("m", h[way == 2 ? 1 - pick[i] : pick[i]]);
@@ -195,11 +232,8 @@ static void test_shared_tag(void)
 		else
 			CHECK_EQ_INT(cnt_accum_add_events(a, ev, 5, &err), 0);
 		CHECK_EQ_INT(a->ngroups, 2);
-		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
-		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
-		cnt_writer_free(w);
-		cnt_accum_free(a);
-		lseek(fileno(f), 0, SEEK_SET);
+		if ((f = finished(a)) == NULL)
+			return;
 		CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "shared", NULL, &err), 0);
 		while (cnt_bucket_in_next(&in, &b, &err) > 0) {
 			int64_t hour = (b.bucket_start - T0) / 3600000;
@@ -227,16 +261,12 @@ static void accumulate_mixed(int reverse, cnt_buf *out, size_t *records, size_t 
 	static char members[M][16];
 	cnt_err err;
 	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
-	FILE *f = tmpfile();
-	cnt_writer *w;
-	cnt_bucket_in in;
-	cnt_bucket b, prev;
-	char store[256];
-	size_t n = 0;
+	FILE *f;
+	size_t n = 0, negative;
 
 	*records = *misordered = 0;
-	CHECK(a != NULL && f != NULL);
-	if (a == NULL || f == NULL)
+	CHECK(a != NULL);
+	if (a == NULL)
 		return;
 	for (int k = 0; k < M; k++)
 		snprintf(members[k], sizeof(members[k]), "%c%d", 'z' - k % 26, k);
@@ -265,20 +295,10 @@ static void accumulate_mixed(int reverse, cnt_buf *out, size_t *records, size_t 
 		cnt_windowed_dim_values(&wv);
 		CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 	}
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
-	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
-	cnt_writer_free(w);
-	cnt_accum_free(a);
+	if ((f = finished(a)) == NULL)
+		return;
 	slurp_into(fileno(f), out);
-	lseek(fileno(f), 0, SEEK_SET);
-	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "mixed", NULL, &err), 0);
-	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
-		if (*records > 0 && cnt_bucket_key_cmp(&prev, &b) >= 0)
-			(*misordered)++;
-		(*records)++;
-		prev = kept_key(&b, store, sizeof(store));
-	}
-	cnt_bucket_in_release(&in);
+	read_order(f, records, misordered, &negative);
 	fclose(f);
 }
 
@@ -312,15 +332,11 @@ static void test_order_edges(void)
 	enum { N = sizeof(ev) / sizeof(ev[0]) };
 	cnt_err err;
 	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
-	FILE *f = tmpfile();
-	cnt_writer *w;
-	cnt_bucket_in in;
-	cnt_bucket b, prev;
-	char store[256];
-	size_t records = 0, misordered = 0, negative = 0;
+	FILE *f;
+	size_t records, misordered, negative;
 
-	CHECK(a != NULL && f != NULL);
-	if (a == NULL || f == NULL)
+	CHECK(a != NULL);
+	if (a == NULL)
 		return;
 	for (size_t i = 0; i < N; i++) {
 		cnt_windowed wv = hour_event(ev[i].member, 0);
@@ -331,23 +347,12 @@ static void test_order_edges(void)
 		wv.ev.event_time = wv.bucket_start;
 		CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 	}
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
-	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
-	cnt_writer_free(w);
-	cnt_accum_free(a);
-	lseek(fileno(f), 0, SEEK_SET);
-	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "edges", NULL, &err), 0);
-	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
-		if (records > 0 && cnt_bucket_key_cmp(&prev, &b) >= 0)
-			misordered++;
-		negative += b.bucket_start < 0;
-		records++;
-		prev = kept_key(&b, store, sizeof(store));
-	}
+	if ((f = finished(a)) == NULL)
+		return;
+	read_order(f, &records, &misordered, &negative);
 	CHECK_EQ_INT(records, N);
 	CHECK_EQ_INT(misordered, 0);
 	CHECK_EQ_INT(negative, 4);
-	cnt_bucket_in_release(&in);
 	fclose(f);
 }
 
