@@ -1392,10 +1392,8 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 	dord = malloc(a->ndpairs * sizeof(*dord) + 1);
 	drank = malloc(a->ndpairs * sizeof(*drank) + 1);
 	if (mord == NULL || mrank == NULL || sord == NULL || srank == NULL || gkey == NULL ||
-	    dord == NULL || drank == NULL) {
-		cnt_err_oom(err, "sorting %zu groups", n);
-		goto out;
-	}
+	    dord == NULL || drank == NULL)
+		goto oom;
 	for (uint32_t i = 0; i < a->nmembers; i++)
 		mord[i] = i;
 	qsort_r(mord, a->nmembers, sizeof(*mord), cmp_members, a);
@@ -1418,18 +1416,14 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 		ord1[i] = (uint32_t)i;
 		gkey[i] = mrank[a->groups[i].member];
 	}
-	if (counting_sort(ord1, ord, n, gkey, a->nmembers) != 0) {
-		cnt_err_oom(err, "sorting %zu groups", n);
-		goto out;
-	}
+	if (counting_sort(ord1, ord, n, gkey, a->nmembers) != 0)
+		goto oom;
 	if (a->nstreams > 1) {
 		for (size_t i = 0; i < n; i++)
 			gkey[i] = srank[a->groups[i].stream];
-		if (counting_sort(ord, ord1, n, gkey, a->nstreams) != 0) {
-			cnt_err_oom(err, "sorting %zu groups", n);
-			goto out;
-		}
-		memcpy(ord, ord1, n * sizeof(*ord));
+		if (counting_sort(ord, ord1, n, gkey, a->nstreams) != 0)
+			goto oom;
+		ord = ord1; /* the order is now in ord1 */
 	}
 	for (size_t i = 0, e; i < n; i = e) {
 		const agg *g0 = &a->groups[ord[i]];
@@ -1463,6 +1457,9 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 		}
 	}
 	rc = 0;
+	goto out;
+oom:
+	cnt_err_oom(err, "sorting %zu groups", n);
 out:
 	free(mord);
 	free(mrank);
