@@ -17,7 +17,7 @@ _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define BATCH_BYTES ((size_t)1 << 20)
 #define BATCH_ATTRS 4096
 #define QUEUE 3   /* batches between the reader and the counting sides */
-#define AHEAD 8   /* dedup slots prefetched this many events ahead */
+#define AHEAD 16  /* dedup slots prefetched in bursts of this many, one burst ahead */
 
 /* One event of a batch: keyed, its bytes in the batch; once judged,
  * attributed when it is a first occurrence. */
@@ -125,7 +125,7 @@ static void rebase(cnt_slice *s, const uint8_t *from, size_t n, const uint8_t *t
  * room (nothing added; b is not empty), -1 with err set.
  */
 static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const uint8_t *raw, size_t rawn,
-	const cnt_fused *fu, cnt_err *err)
+	cnt_err *err)
 {
 	slot *s;
 	cnt_event *ev;
@@ -171,7 +171,6 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 	s->t = cnt_dedup_event_second(ev);
 	s->h = t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0;
 	s->counter = t->counter_index;
-	cnt_dedup_filter_prefetch(fu->filter, s->key);
 	b->n++;
 	return 0;
 }
@@ -183,10 +182,16 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 {
 	b->nmine[0] = b->nmine[1] = 0;
+	for (size_t i = 0; i < b->n && i < AHEAD; i++)
+		cnt_dedup_filter_prefetch(fu->filter, b->s[i].key);
 	for (size_t i = 0; i < b->n; i++) {
 		slot *s = &b->s[i];
 		cnt_count_reject why;
 		int rc;
+
+		if (i % AHEAD == 0)
+			for (size_t j = i + AHEAD; j < b->n && j < i + 2 * AHEAD; j++)
+				cnt_dedup_filter_prefetch(fu->filter, b->s[j].key);
 
 		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->counter, b->bytes + s->off, s->len, err);
 		if (rc < 0)
@@ -355,7 +360,7 @@ static int read_all(run *r, int threaded, cnt_err *err)
 				raw = r->scratch.p;
 				rawn = r->scratch.len;
 			}
-			while ((rc = add(b, &e, &t, raw, rawn, fu, err)) == 1)
+			while ((rc = add(b, &e, &t, raw, rawn, err)) == 1)
 				if ((b = hand_on(r, b, threaded, &failed, err)) == NULL)
 					break;
 			if (b == NULL || rc < 0)
