@@ -4,11 +4,13 @@
 #include "count/rollup.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/table.h"
 #include "count/hll.h"
 #include "model/defs.h"
 
@@ -33,10 +35,14 @@ struct cnt_rollup {
 	int64_t day_start, day_end;
 	dayagg *d;
 	size_t nd, cap;
-	/* output: encoded day records and where each ends */
-	cnt_buf out;
+	/* output: encoded day records and where each ends, kept until the
+	 * end in memory that grows by remapping (base/table.h), not by
+	 * copying: at 10 M events they are a hundred MB or more */
+	uint8_t *out;
+	size_t olen, ocap;
 	size_t *ends;
 	uint64_t n, ecap;
+	cnt_buf rec;                  /* one record, encoded */
 	cnt_buf s1, s2;
 };
 
@@ -81,10 +87,11 @@ void cnt_rollup_free(cnt_rollup *r)
 		return;
 	drop_days(r);
 	free(r->d);
-	free(r->ends);
+	cnt_table_free(r->ends, r->ecap * sizeof(*r->ends));
+	cnt_table_free(r->out, r->ocap);
+	cnt_buf_release(&r->rec);
 	cnt_buf_release(&r->prefix);
 	cnt_buf_release(&r->tenant);
-	cnt_buf_release(&r->out);
 	cnt_buf_release(&r->s1);
 	cnt_buf_release(&r->s2);
 	free(r);
@@ -153,18 +160,34 @@ static int emit(cnt_rollup *r, const dayagg *d, cnt_err *err)
 		b.late_sketch.p = (const char *)r->s2.p;
 		b.late_sketch.n = r->s2.len;
 	}
+	r->rec.len = 0;
+	if (cnt_bucket_encode(&b, &r->rec) != 0)
+		return cnt_err_nomem(err);
 	if (r->n == r->ecap) {
 		uint64_t nc = r->ecap ? r->ecap * 2 : 1024;
-		size_t *e = realloc(r->ends, nc * sizeof(*e));
+		size_t *e = nc > SIZE_MAX / sizeof(*e) ? NULL
+			: cnt_table_grow(r->ends, r->ecap * sizeof(*e), nc * sizeof(*e));
 
 		if (e == NULL)
 			return cnt_err_nomem(err);
 		r->ends = e;
 		r->ecap = nc;
 	}
-	if (cnt_bucket_encode(&b, &r->out) != 0)
-		return cnt_err_nomem(err);
-	r->ends[r->n++] = r->out.len;
+	if (r->rec.len > r->ocap - r->olen) {
+		size_t nc = r->ocap ? r->ocap : (size_t)64 << 10;
+		uint8_t *o;
+
+		while (nc - r->olen < r->rec.len)
+			if ((nc = nc > SIZE_MAX / 2 ? 0 : 2 * nc) == 0)
+				return cnt_err_nomem(err);
+		if ((o = cnt_table_grow(r->out, r->ocap, nc)) == NULL)
+			return cnt_err_nomem(err);
+		r->out = o;
+		r->ocap = nc;
+	}
+	memcpy(r->out + r->olen, r->rec.p, r->rec.len);
+	r->olen += r->rec.len;
+	r->ends[r->n++] = r->olen;
 	return 0;
 }
 
@@ -340,7 +363,7 @@ static int out_next(void *ctx, const uint8_t **rec, size_t *n)
 	if (c->at == c->r->n)
 		return 0;
 	from = c->at ? c->r->ends[c->at - 1] : 0;
-	*rec = c->r->out.p + from;
+	*rec = c->r->out + from;
 	*n = c->r->ends[c->at] - from;
 	c->at++;
 	return 1;

@@ -12,7 +12,10 @@
  *   says 0 without one (and for a pipe), and fails on corrupt framing;
  * - cnt_rollup_kind refuses an unknown roll-up kind;
  * - a day record's sketches are the unions of its hours' sketches, sparse
- *   and dense, late ones too, a precision of their own kept.
+ *   and dense, late ones too, a precision of their own kept;
+ * - 600,000 day records (about 30 MB kept, their ends 4.8 MB: memory that
+ *   moves from the heap to a mapping and is then remapped) come back in
+ *   order, each with its own values.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -347,6 +350,47 @@ static void test_seek(void)
 	cnt_rollup_free(r);
 }
 
+#define MANY 600000
+
+/* Enough day records that the builder's memory for them (and for where
+ * each ends) outgrows the heap and is remapped several times: every
+ * record must come back in order with its own member and values. */
+static void test_many(void)
+{
+	cnt_rollup *r = cnt_rollup_new(zone, NULL);
+	cnt_bucket *hs = calloc(MANY, sizeof(*hs));
+	char (*names)[16] = calloc(MANY, sizeof(*names));
+	cnt_bucket_in in;
+	cnt_bucket b;
+	cnt_err err;
+	FILE *f;
+	size_t n = 0, bad = 0;
+
+	CHECK(r != NULL && hs != NULL && names != NULL);
+	for (size_t i = 0; i < MANY; i++) {
+		snprintf(names[i], sizeof(names[i]), "member-%07zu", i);
+		hs[i] = hour(names[i], DAY0 + (int64_t)(i % 23) * H, 0, (int64_t)(i % 7) + 1, (int64_t)i);
+	}
+	f = write_file(r, hs, MANY);
+	CHECK_EQ_INT(cnt_rollup_records(r), MANY);
+	CHECK(cnt_rollup_seek_days(fileno(f), "t", &err) == 1);
+	CHECK(cnt_bucket_in_open(&in, fileno(f), "t", NULL, &err) == 0);
+	in.days = 1;
+	while (cnt_bucket_in_next(&in, &b, &err) == 1) {
+		if (n >= MANY || b.member_ref.n != strlen(names[n]) || memcmp(b.member_ref.p, names[n], b.member_ref.n) != 0 ||
+		    b.bucket_start != DAY0 || b.count != (int64_t)(n % 7) + 1 || b.sum != (int64_t)n)
+			bad++;
+		n++;
+	}
+	CHECK_EQ_INT(n, MANY);
+	CHECK_EQ_INT(bad, 0);
+	cnt_bucket_in_release(&in);
+	fclose(f);
+	free(names);
+	free(hs);
+	cnt_rollup_free(r);
+}
+
 int main(void)
 {
 	cnt_err err;
@@ -360,6 +404,7 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_seek);
 	RUN(test_sketches);
+	RUN(test_many);
 	cnt_tz_free(berlin);
 	return unit_report("test_rollup");
 }
