@@ -85,6 +85,11 @@ static int put(cnt_writer *w, const uint8_t *p, size_t n, cnt_err *err)
 
 int cnt_dedup_filter_flush(cnt_dedup_filter *f, cnt_err *err)
 {
+	/* All at once: a prefetch waits for its page walk, and walks issued
+	 * back to back overlap (one per event, each waited for alone, cost
+	 * a memory latency apiece). */
+	for (int k = 0; k < f->nb; k++)
+		cnt_dedup_prefetch(f->table, f->batch[k].key);
 	for (int k = 0; k < f->nb; k++) {
 		const pending *pe = &f->batch[k];
 		const uint8_t *p = f->bytes.p + pe->off;
@@ -193,7 +198,6 @@ int cnt_dedup_filter_event(cnt_dedup_filter *f, const cnt_event *e, const uint8_
 	pe->h = t.version->dedup_horizon_s > 0 ? (uint64_t)t.version->dedup_horizon_s : 0;
 	pe->counter = t.counter_index;
 	pe->key = cnt_dedup_event_key(t.version, e);
-	cnt_dedup_prefetch(f->table, pe->key);
 	f->nb++;
 	return 0;
 }

@@ -24,9 +24,9 @@
  * with the same state gives the same output.
  *
  * Events are judged in batches of CNT_DEDUP_BATCH, in log order: each
- * event's key is computed and its table slot prefetched when it is queued,
- * and the batch is judged when it is full (or flushed), so the table's
- * cache misses overlap.  The events' Avro bytes are copied into the batch,
+ * event's key is computed when it is queued, and when the batch is full
+ * (or flushed) the table slots of all its keys are prefetched together,
+ * then judged, so the table's cache and TLB misses overlap.  The events' Avro bytes are copied into the batch,
  * so the reader may move on.
  */
 #ifndef CNT_COUNT_DEDUP_FILTER_H
