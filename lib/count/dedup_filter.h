@@ -26,8 +26,8 @@
  * Events are judged in batches of CNT_DEDUP_BATCH, in log order: each
  * event's key is computed when it is queued, and when the batch is full
  * (or flushed) the table slots of all its keys are prefetched together,
- * then judged, so the table's cache and TLB misses overlap.  The events' Avro bytes are copied into the batch,
- * so the reader may move on.
+ * then judged, so the table's cache and TLB misses overlap.  The events'
+ * Avro bytes are copied into the batch, so the reader may move on.
  */
 #ifndef CNT_COUNT_DEDUP_FILTER_H
 #define CNT_COUNT_DEDUP_FILTER_H
