@@ -251,6 +251,11 @@ int main(int argc, char **argv)
 	cnt_progress_end();
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
+	/* The state is saved now (committed after the buckets, as cnt-dedup
+	 * does): then the dedup table is dead, and its memory, faulted in
+	 * already, holds the day records until they are written. */
+	cnt_dedup_outs_save(&side, &dd);
+	cnt_accum_lend(fu.acc, dd.slots, (dd.mask + 1) * sizeof(*dd.slots));
 	/* day roll-ups, as cnt-accumulate -d writes them (zones from defs) */
 	zones = (cnt_rollup_zones){defs, NULL, defs_path};
 	if (days && ((zones.tzc = cnt_tz_cache_new()) == NULL ? cnt_err_nomem(&err) :
@@ -270,7 +275,6 @@ int main(int argc, char **argv)
 			"times unknown (cnt-retract --rebuild recounts them)", st->stale);
 	if (split)
 		cnt_cli_split_buckets(out.fd, "the scratch file", split, codec_set ? codec : CNT_CODEC_ZSTD, level);
-	cnt_dedup_outs_save(&side, &dd);
 	if (co.stats_path)
 		write_stats(co.stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side.kept, shards, map, memory);
 	/* The buckets first, then the state, as cnt-dedup does. */

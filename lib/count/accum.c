@@ -119,6 +119,8 @@ struct cnt_accum {
 	cnt_rollup_zone_fn zone;     /* what days was made with */
 	void *zone_ctx;
 	pthread_mutex_t zone_mu;     /* finishing halves: the zone cache is one */
+	void *lent;                  /* memory lent to days (cnt_accum_lend) */
+	size_t lent_bytes;
 	char *tmpdir;
 	cnt_accum_stats st;
 	/* streams: few, looked up linearly behind a one-entry cache */
@@ -1698,6 +1700,8 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 {
 	int rc;
 
+	if (a->days)
+		cnt_rollup_lend(a->days, a->lent, a->lent_bytes);
 	if (a->nruns == 0) {
 		a->final = 1;
 		a->st.groups_out = a->ngroups;
@@ -1717,6 +1721,12 @@ int cnt_accum_finish(cnt_accum *a, cnt_writer *w, cnt_err *err)
 			a->st.day_records = cnt_rollup_records(a->days);
 	}
 	return rc;
+}
+
+void cnt_accum_lend(cnt_accum *a, void *mem, size_t bytes)
+{
+	a->lent = mem;
+	a->lent_bytes = mem ? bytes : 0;
 }
 
 int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err)
@@ -1786,6 +1796,12 @@ int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *
 		b->days = cnt_rollup_new(zone_locked, a);
 		if (a->days == NULL || b->days == NULL)
 			return cnt_err_nomem(err);
+		if (a->lent) {
+			size_t first = a->lent_bytes / 2 / 64 * 64;
+
+			cnt_rollup_lend(a->days, a->lent, first);
+			cnt_rollup_lend(b->days, (char *)a->lent + first, a->lent_bytes - first);
+		}
 	}
 	if ((h[0].q = cnt_recq_new(4, (size_t)1 << 20)) == NULL || (h[1].q = cnt_recq_new(4, (size_t)1 << 20)) == NULL) {
 		cnt_err_nomem(err);

@@ -104,6 +104,12 @@ int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *
  * Call before cnt_accum_finish().  0 or -1 (out of memory). */
 int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err);
 
+/* Lends bytes of memory at mem (any contents; the caller's, not to be
+ * touched until a is freed) to the day roll-ups of a's output, split
+ * between the halves by cnt_accum_finish_halves(): see cnt_rollup_lend().
+ * cnt-count lends its dedup table, dead once the state is saved. */
+void cnt_accum_lend(cnt_accum *a, void *mem, size_t bytes);
+
 const cnt_accum_stats *cnt_accum_get_stats(const cnt_accum *a);
 
 /* Has cb called, while the output is written, for each record written

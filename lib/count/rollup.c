@@ -40,6 +40,7 @@ struct cnt_rollup {
 	 * copying: at 10 M events they are a hundred MB or more */
 	uint8_t *out;
 	size_t olen, ocap;
+	int out_lent;                 /* out is the caller's (cnt_rollup_lend) */
 	size_t *ends;
 	uint64_t n, ecap;
 	cnt_buf rec;                  /* one record, encoded */
@@ -88,13 +89,23 @@ void cnt_rollup_free(cnt_rollup *r)
 	drop_days(r);
 	free(r->d);
 	cnt_table_free(r->ends, r->ecap * sizeof(*r->ends));
-	cnt_table_free(r->out, r->ocap);
+	if (!r->out_lent)
+		cnt_table_free(r->out, r->ocap);
 	cnt_buf_release(&r->rec);
 	cnt_buf_release(&r->prefix);
 	cnt_buf_release(&r->tenant);
 	cnt_buf_release(&r->s1);
 	cnt_buf_release(&r->s2);
 	free(r);
+}
+
+void cnt_rollup_lend(cnt_rollup *r, void *mem, size_t bytes)
+{
+	if (r->out != NULL || mem == NULL || bytes == 0)
+		return;
+	r->out = mem;
+	r->ocap = bytes;
+	r->out_lent = 1;
 }
 
 uint64_t cnt_rollup_records(const cnt_rollup *r)
@@ -180,8 +191,16 @@ static int emit(cnt_rollup *r, const dayagg *d, cnt_err *err)
 		while (nc - r->olen < r->rec.len)
 			if ((nc = nc > SIZE_MAX / 2 ? 0 : 2 * nc) == 0)
 				return cnt_err_nomem(err);
-		if ((o = cnt_table_grow(r->out, r->ocap, nc)) == NULL)
+		if (r->out_lent) {
+			/* outgrown: the records move to memory of r's own */
+			if ((o = cnt_table_alloc(nc)) == NULL)
+				return cnt_err_nomem(err);
+			if (r->olen)
+				memcpy(o, r->out, r->olen);
+			r->out_lent = 0;
+		} else if ((o = cnt_table_grow(r->out, r->ocap, nc)) == NULL) {
 			return cnt_err_nomem(err);
+		}
 		r->out = o;
 		r->ocap = nc;
 	}

@@ -16,7 +16,8 @@
  * cnt.rollup = "day" (CNT_ROLLUP_META).
  *
  * Memory: the encoded day records are kept until the end (about 1/24 of
- * the hourly records' bytes, uncompressed).
+ * the hourly records' bytes, uncompressed; 75 bytes a day record in the
+ * benchmark), in mapped memory that grows by remapping, not copying.
  */
 #ifndef CNT_ROLLUP_H
 #define CNT_ROLLUP_H
@@ -46,6 +47,14 @@ const cnt_tz *cnt_rollup_defs_zone(void *ctx, cnt_slice tenant, cnt_err *err);
  * memory. */
 cnt_rollup *cnt_rollup_new(cnt_rollup_zone_fn zone, void *ctx);
 void cnt_rollup_free(cnt_rollup *r);
+
+/* Lends r bytes of memory at mem (any contents; the caller's, never
+ * freed by r, and not to be touched until r is freed) to keep its day
+ * records in, before r has kept any: memory already faulted in costs
+ * nothing more, where fresh memory costs its zeroing (cnt-count lends
+ * its dead dedup table).  Records that outgrow it move to r's own
+ * memory.  Ignored once r keeps records. */
+void cnt_rollup_lend(cnt_rollup *r, void *mem, size_t bytes);
 
 /* Adds one hourly record, whose sketches are sketch and late_sketch (in
  * memory, as the accumulator writing the record has them; NULL: none;

@@ -14,8 +14,11 @@
  * threads' halves are written both ways: absorbed into one accumulator
  * and finished, and finished at once, each half on a thread of its own
  * (cnt_accum_finish_halves), whose records and day records must merge
- * into the same bytes; with spills, finish_halves absorbs.  Absorbing an
- * accumulator that shares a key is an internal error.
+ * into the same bytes; with spills, finish_halves absorbs.  The day
+ * records are also kept in lent memory (cnt_accum_lend, as cnt-count lends
+ * its dead dedup table), filled with junk first, one that holds them all
+ * and one they outgrow: the same bytes.  Absorbing an accumulator that
+ * shares a key is an internal error.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -201,8 +204,10 @@ static void reference(const cnt_defs *d, const int *logs, outcome *o)
 	close(rfd);
 }
 
-static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory, int halves, outcome *o)
+static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory, int halves, size_t lend,
+	outcome *o)
 {
+	unsigned char *loan = lend ? malloc(lend) : NULL;
 	cnt_err err;
 	int dfd = memfd_create("dups", MFD_CLOEXEC), rfd = memfd_create("rejects", MFD_CLOEXEC);
 	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
@@ -227,6 +232,11 @@ static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory
 	CHECK_EQ_INT(cnt_dedup_filter_finish(fu.filter, &err), 0);
 	CHECK_EQ_INT(cnt_window_finish(fu.win, &err), 0);
 	CHECK_EQ_INT(cnt_rejects_flush(&rej, &err), 0);
+	if (lend) {
+		CHECK(loan != NULL);
+		memset(loan, 0xa5, lend);
+		cnt_accum_lend(fu.acc, loan, lend);
+	}
 	finish(o, &table, d, fu.acc, fu.acc2, halves);
 	o->dups = slurp(dfd, &o->nd);
 	o->rejects = slurp(rfd, &o->nr);
@@ -237,6 +247,12 @@ static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory
 	cnt_window_free(fu.win);
 	cnt_accum_free(fu.acc);
 	cnt_accum_free(fu.acc2);
+	if (loan) {
+		/* each half's day records went to its part of the loan first */
+		CHECK(loan[0] != 0xa5);
+		CHECK(!(threads > 1 && halves) || loan[lend / 2 / 64 * 64] != 0xa5);
+		free(loan);
+	}
 	cnt_dedup_release(&table);
 	cnt_rejects_release(&rej);
 	close(dfd);
@@ -254,8 +270,11 @@ static void test_same_as_stages(void)
 	cnt_defs *d = cnt_defs_parse(defs_json, strlen(defs_json), "defs.json", &err);
 	int logs[2];
 	outcome ref, got;
-	struct { int threads; size_t memory; int halves; } runs[] = {{1, (size_t)1 << 30, 0}, {2, (size_t)1 << 30, 0},
-		{2, (size_t)1 << 30, 1}, {2, (size_t)1 << 20, 1}, {1, (size_t)1 << 20, 0}};
+	/* lend: bytes lent to the day records (16 MiB hold them all, 4 KiB do not) */
+	struct { int threads; size_t memory; int halves; size_t lend; } runs[] = {{1, (size_t)1 << 30, 0, 0},
+		{2, (size_t)1 << 30, 0, 0}, {2, (size_t)1 << 30, 1, 0}, {2, (size_t)1 << 20, 1, 0}, {1, (size_t)1 << 20, 0, 0},
+		{2, (size_t)1 << 30, 1, (size_t)16 << 20}, {2, (size_t)1 << 30, 1, 4096}, {1, (size_t)1 << 30, 0, 4096},
+		{2, (size_t)1 << 20, 1, 4096}};
 
 	CHECK(d != NULL);
 	if (d == NULL)
@@ -270,7 +289,7 @@ static void test_same_as_stages(void)
 	CHECK(ref.day_records > 577);
 	for (size_t r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
 		memset(&got, 0, sizeof(got));
-		fused(d, logs, runs[r].threads, runs[r].memory, runs[r].halves, &got);
+		fused(d, logs, runs[r].threads, runs[r].memory, runs[r].halves, runs[r].lend, &got);
 		CHECK(same_bytes(ref.buckets, ref.nb, got.buckets, got.nb));
 		CHECK(same_bytes(ref.dups, ref.nd, got.dups, got.nd));
 		CHECK(same_bytes(ref.rejects, ref.nr, got.rejects, got.nr));

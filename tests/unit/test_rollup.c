@@ -15,7 +15,10 @@
  *   and dense, late ones too, a precision of their own kept;
  * - 600,000 day records (about 30 MB kept, their ends 4.8 MB: memory that
  *   moves from the heap to a mapping and is then remapped) come back in
- *   order, each with its own values.
+ *   order, each with its own values;
+ * - memory lent to a builder (any contents) holds its records, and
+ *   records that outgrow it move: the file's bytes are the same as
+ *   without it.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -96,6 +99,23 @@ static FILE *write_file(cnt_rollup *r, const cnt_bucket *hs, size_t n)
 	fflush(f);
 	lseek(fileno(f), 0, SEEK_SET);
 	return f;
+}
+
+/* The whole of f (from its start), malloc'd; its size in *n. */
+static char *file_bytes(FILE *f, size_t *n)
+{
+	long end;
+	char *all;
+
+	CHECK(fseek(f, 0, SEEK_END) == 0);
+	end = ftell(f);
+	CHECK(end >= 0);
+	all = malloc(end > 0 ? (size_t)end : 1);
+	CHECK(all != NULL);
+	CHECK(fseek(f, 0, SEEK_SET) == 0);
+	CHECK(fread(all, 1, (size_t)end, f) == (size_t)end);
+	*n = (size_t)end;
+	return all;
 }
 
 static void test_union(void)
@@ -290,17 +310,12 @@ static void test_seek(void)
 	cnt_bucket hs[2] = {hour("a", DAY0, 0, 1, 1), hour("a", DAY0 + H, 0, 1, 2)};
 	cnt_rollup *r = cnt_rollup_new(zone, NULL);
 	FILE *f = write_file(r, hs, 2), *g;
-	char *all;
-	long n;
+	size_t size;
+	char *all = file_bytes(f, &size);
+	long n = (long)size;
 	int p[2];
 	cnt_err err;
 
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	all = malloc((size_t)n);
-	CHECK(all != NULL);
-	fseek(f, 0, SEEK_SET);
-	CHECK(fread(all, 1, (size_t)n, f) == (size_t)n);
 	/* hours only: 0, back at the start */
 	{
 		long day = -1;
@@ -391,6 +406,56 @@ static void test_many(void)
 	cnt_rollup_free(r);
 }
 
+#define LENT 20000
+
+/* Day records kept in lent memory, filled with junk first: in memory
+ * that holds them all, and in memory they outgrow at once (4 KiB) and
+ * leave: the same file bytes as a builder of its own memory writes. */
+static void test_lend(void)
+{
+	cnt_bucket *hs = calloc(LENT, sizeof(*hs));
+	char (*names)[16] = calloc(LENT, sizeof(*names));
+	size_t sizes[] = {(size_t)8 << 20, 4096}, n0;
+	char *want;
+	cnt_rollup *r;
+	FILE *f;
+
+	CHECK(hs != NULL && names != NULL);
+	for (size_t i = 0; i < LENT; i++) {
+		snprintf(names[i], sizeof(names[i]), "m%06zu", i);
+		hs[i] = hour(names[i], DAY0 + (int64_t)(i % 3) * H, (int32_t)(i % 2), 1, (int64_t)i);
+	}
+	r = cnt_rollup_new(zone, NULL);
+	f = write_file(r, hs, LENT);
+	want = file_bytes(f, &n0);
+	CHECK(n0 > 8192);   /* more than the small loan holds */
+	fclose(f);
+	cnt_rollup_free(r);
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		unsigned char *mem = malloc(sizes[k]);
+		size_t n;
+		char *got;
+
+		CHECK(mem != NULL);
+		memset(mem, 0xa5, sizes[k]);
+		r = cnt_rollup_new(zone, NULL);
+		cnt_rollup_lend(r, mem, sizes[k]);
+		f = write_file(r, hs, LENT);
+		got = file_bytes(f, &n);
+		CHECK_EQ_INT(n, n0);
+		CHECK(n == n0 && memcmp(got, want, n) == 0);
+		/* the records went to the loan first (the small one they left) */
+		CHECK(mem[0] != 0xa5);
+		free(got);
+		fclose(f);
+		cnt_rollup_free(r);   /* frees nothing lent */
+		free(mem);
+	}
+	free(want);
+	free(names);
+	free(hs);
+}
+
 int main(void)
 {
 	cnt_err err;
@@ -405,6 +470,7 @@ int main(void)
 	RUN(test_seek);
 	RUN(test_sketches);
 	RUN(test_many);
+	RUN(test_lend);
 	cnt_tz_free(berlin);
 	return unit_report("test_rollup");
 }
