@@ -269,7 +269,8 @@ int main(int argc, char **argv)
 		cnt_die_err(&err);
 	t = cnt_dedup_filter_totals(fu.filter);
 	st = cnt_accum_get_stats(fu.acc);
-	/* before anything is saved: the state too stays as it was */
+	/* before anything is committed: the state stays as it was (its
+	 * temporary, written above, is removed with the others) */
 	if (strict && st->stale)
 		cnt_die("%" PRIu64 " stale records: compensations counted with their originals left their latest "
 			"times unknown (cnt-retract --rebuild recounts them)", st->stale);
