@@ -251,9 +251,10 @@ int main(int argc, char **argv)
 	cnt_progress_end();
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
-	/* The state is saved now (committed after the buckets, as cnt-dedup
-	 * does): then the dedup table is dead, and its memory, faulted in
-	 * already, holds the day records until they are written. */
+	/* The state is saved now to its temporary file (it is always one,
+	 * and committed after the buckets, as cnt-dedup does): then the dedup
+	 * table is dead, and its memory, faulted in already, holds the day
+	 * records until they are written. */
 	cnt_dedup_outs_save(&side, &dd);
 	cnt_accum_lend(fu.acc, dd.slots, (dd.mask + 1) * sizeof(*dd.slots));
 	/* day roll-ups, as cnt-accumulate -d writes them (zones from defs) */

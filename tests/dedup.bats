@@ -265,6 +265,28 @@ make_state() {
 	expect_bad_state 'corrupt or truncated'
 }
 
+@test "state file: a FIFO, '-' or a path under /dev is refused at once (status 2, nothing written): the state is read and rewritten in place" {
+	local tool path bad=""
+	make_state
+	mkfifo state.fifo
+	for tool in cnt-dedup cnt-count; do
+		for path in state.fifo - /dev/stdout /dev/null; do
+			# a FIFO with no writer: the tool must not wait for one (status 124)
+			run timeout 60 $tool -d "$DEFS" -s "$path" -o out.avro -D dup.avro s2.avro
+			[ "$status" -eq 2 ] || bad="$bad$tool -s $path: status $status"$'\n'
+			case $path in
+			state.fifo) want="$tool: dedup state '$path' is not a regular file (the state is read and rewritten in place: give it a file of its own)" ;;
+			*) want="$tool: dedup state '$path': not a file (the state is read and rewritten in place: give it a file of its own)" ;;
+			esac
+			[ "$output" = "$want" ] || bad="$bad$tool -s $path: $output"$'\n'
+			[ ! -e out.avro ] && [ ! -e dup.avro ] || bad="$bad$tool -s $path: wrote an output"$'\n'
+		done
+	done
+	[ -p state.fifo ]
+	[ "$(ls -A | grep -c '^\.')" -eq 0 ]   # no temporary files
+	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+}
+
 @test "state file: its size shrinks when keys expire (bounded by the horizon, not history)" {
 	{ for k in 1 2 3 4 5; do ev "a$k" dist m1 1; done; } | ingest 2026-03-01T10:00:00Z s1.avro
 	ev b dist m1 1 | ingest 2026-03-01T10:30:00Z s2.avro

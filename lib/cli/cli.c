@@ -479,6 +479,24 @@ void cnt_cli_out(cnt_out *o, const char *path)
 		cnt_die_err(&err);
 }
 
+void cnt_cli_out_file(cnt_out *o, const char *path)
+{
+	cnt_err err;
+	sigset_t old;
+	int rc;
+
+	if (strncmp(path, "/dev/", 5) == 0) {
+		cnt_err_set(&err, "'%s': will not replace a file under /dev", path);
+		cnt_die_err(&err);
+	}
+	cnt_cli_hold_signals(&old);
+	if ((rc = cnt_out_open_temp(o, path, &err)) == 0)
+		cnt_cli_register(o);
+	cnt_cli_release_signals(&old);
+	if (rc != 0)
+		cnt_die_err(&err);
+}
+
 void cnt_cli_avro_out(cnt_out *o, const char *path, int codec_set, cnt_codec_id *codec)
 {
 	if ((path == NULL || strcmp(path, "-") == 0) && isatty(STDOUT_FILENO))

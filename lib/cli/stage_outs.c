@@ -39,7 +39,7 @@ size_t cnt_dedup_save_to(cnt_dedup *dd, cnt_out *out, const char *path)
 	cnt_err err;
 	size_t kept = 0;
 
-	cnt_cli_out(out, path);
+	cnt_cli_out_file(out, path);
 	if (cnt_dedup_save(dd, out->fd, path, &kept, &err) != 0)
 		cnt_die_err(&err);
 	return kept;

@@ -38,7 +38,9 @@ void cnt_dedup_outs_open(cnt_dedup_outs *o, const char *tool, int codec_set, cnt
 /* Writes dd to a temporary of the state path, when there is one. */
 void cnt_dedup_outs_save(cnt_dedup_outs *o, cnt_dedup *dd);
 /* Writes dd to a temporary of path (into out), committed by the caller;
- * returns the keys saved. */
+ * returns the keys saved.  Always a temporary (cnt_cli_out_file): nothing
+ * reaches a reader of path before the commit, so a caller may save early
+ * and still fail without a trace. */
 size_t cnt_dedup_save_to(cnt_dedup *dd, cnt_out *out, const char *path);
 /* Renames the duplicates, the rejects and the state into place. */
 void cnt_dedup_outs_commit(cnt_dedup_outs *o);

@@ -105,8 +105,9 @@ int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *
 int cnt_accum_days(cnt_accum *a, cnt_rollup_zone_fn zone, void *ctx, cnt_err *err);
 
 /* Lends bytes of memory at mem (any contents; the caller's, not to be
- * touched until a is freed) to the day roll-ups of a's output, split
- * between the halves by cnt_accum_finish_halves(): see cnt_rollup_lend().
+ * touched or freed until a is freed, and with it the other half's
+ * accumulator of cnt_accum_finish_halves(), which takes half of the loan)
+ * to the day roll-ups of a's output: see cnt_rollup_lend().
  * cnt-count lends its dedup table, dead once the state is saved. */
 void cnt_accum_lend(cnt_accum *a, void *mem, size_t bytes);
 

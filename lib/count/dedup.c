@@ -348,13 +348,17 @@ int cnt_dedup_load_mem(cnt_dedup *d, const uint8_t *p, size_t size, const char *
 
 int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err)
 {
-	int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	static const char hint[] = "the state is read and rewritten in place: give it a file of its own";
 	struct stat st;
 	uint8_t *p;
 	size_t size;
-	int rc;
+	int fd, rc;
 
 	memset(d, 0, sizeof(*d));
+	if (path && (strcmp(path, "-") == 0 || strncmp(path, "/dev/", 5) == 0))
+		return cnt_err_set(err, "dedup state '%s': not a file (%s)", path, hint);
+	/* O_NONBLOCK: opening a FIFO does not wait for a writer */
+	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
 	if (fd < 0) {
 		if (path == NULL || (errno == ENOENT && missing_ok))
 			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_oom(err, "making the dedup table");
@@ -362,7 +366,7 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return cnt_err_set(err, "dedup state '%s' is not a regular file", path);
+		return cnt_err_set(err, "dedup state '%s' is not a regular file (%s)", path, hint);
 	}
 	size = (size_t)st.st_size;
 	if (size == 0) {

@@ -36,8 +36,8 @@ struct cnt_rollup {
 	dayagg *d;
 	size_t nd, cap;
 	/* output: encoded day records and where each ends, kept until the
-	 * end in memory that grows by remapping (base/table.h), not by
-	 * copying: at 10 M events they are a hundred MB or more */
+	 * end (at 10 M events a hundred MB or more): in a loan, then in
+	 * memory grown by cnt_table_grow (remapped, not copied, above 4 MiB) */
 	uint8_t *out;
 	size_t olen, ocap;
 	int out_lent;                 /* out is the caller's (cnt_rollup_lend) */

@@ -17,7 +17,9 @@
  *
  * Memory: the encoded day records are kept until the end (about 1/24 of
  * the hourly records' bytes, uncompressed; 75 bytes a day record in the
- * benchmark), in mapped memory that grows by remapping, not copying.
+ * benchmark): first in memory the caller lends (cnt_rollup_lend), if
+ * any, then in memory of their own, on the heap and copied as it grows
+ * below 4 MiB, mapped and grown by remapping above (base/table.h).
  */
 #ifndef CNT_ROLLUP_H
 #define CNT_ROLLUP_H

@@ -451,6 +451,21 @@ static void test_corrupt(void)
 
 /* From memory: every count checked against the size before anything is
  * allocated for it; a NULL path is an empty state. */
+/* Not files: "-", paths under /dev and a FIFO (with no writer: the load
+ * must not wait for one) are refused, also when missing_ok. */
+static void test_not_files(void)
+{
+	char path[128];
+
+	expect_refused("-", "not a file");
+	expect_refused("/dev/null", "not a file");
+	expect_refused("/dev/stdin", "not a file");
+	path_of(path, sizeof(path), "fifo");
+	CHECK_EQ_INT(mkfifo(path, 0600), 0);
+	expect_refused(path, "not a regular file");
+	CHECK_EQ_INT(unlink(path), 0);
+}
+
 static void test_load_mem_bounds(void)
 {
 	uint8_t b[32 + 16 + 8];
@@ -511,6 +526,7 @@ int main(void)
 	RUN(test_save_order);
 	RUN(test_empty_and_missing);
 	RUN(test_corrupt);
+	RUN(test_not_files);
 	RUN(test_load_mem_bounds);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)

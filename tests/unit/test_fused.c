@@ -248,7 +248,10 @@ static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory
 	cnt_accum_free(fu.acc);
 	cnt_accum_free(fu.acc2);
 	if (loan) {
-		/* each half's day records went to its part of the loan first */
+		/* the day records went to the loan first: with two halves each
+		 * to its own part, unless they spilled and were put together,
+		 * when one roll-up takes the whole loan (4 KiB, filled past its
+		 * middle before the records outgrow it) */
 		CHECK(loan[0] != 0xa5);
 		CHECK(!(threads > 1 && halves) || loan[lend / 2 / 64 * 64] != 0xa5);
 		free(loan);
