@@ -265,26 +265,46 @@ make_state() {
 	expect_bad_state 'corrupt or truncated'
 }
 
-@test "state file: a FIFO, '-' or a path under /dev is refused at once (status 2, nothing written): the state is read and rewritten in place" {
-	local tool path bad=""
+@test "state file: a FIFO, a device, '-', '' or /dev/stdout is refused at once (status 2, nothing written); a file in /dev/shm is a file" {
+	local tool path want bad=""
 	make_state
 	mkfifo state.fifo
 	for tool in cnt-dedup cnt-count; do
-		for path in state.fifo - /dev/stdout /dev/null; do
+		for path in state.fifo /dev/null /dev/stdout - ''; do
+			rm -f out.avro dup.avro
 			# a FIFO with no writer: the tool must not wait for one (status 124)
 			run timeout 60 $tool -d "$DEFS" -s "$path" -o out.avro -D dup.avro s2.avro
-			[ "$status" -eq 2 ] || bad="$bad$tool -s $path: status $status"$'\n'
+			[ "$status" -eq 2 ] || bad="$bad$tool -s '$path': status $status"$'\n'
 			case $path in
-			state.fifo) want="$tool: dedup state '$path' is not a regular file (the state is read and rewritten in place: give it a file of its own)" ;;
-			*) want="$tool: dedup state '$path': not a file (the state is read and rewritten in place: give it a file of its own)" ;;
+			state.fifo | /dev/*) want="$tool: dedup state '$path' is not a regular file" ;;
+			*) want="$tool: dedup state '$path': not a file name" ;;
 			esac
-			[ "$output" = "$want" ] || bad="$bad$tool -s $path: $output"$'\n'
-			[ ! -e out.avro ] && [ ! -e dup.avro ] || bad="$bad$tool -s $path: wrote an output"$'\n'
+			want="$want (the state is read and rewritten in place: give it a file of its own)"
+			[ "$output" = "$want" ] || bad="$bad$tool -s '$path': $output"$'\n'
+			[ ! -e out.avro ] && [ ! -e dup.avro ] || bad="$bad$tool -s '$path': wrote an output"$'\n'
 		done
 	done
 	[ -p state.fifo ]
 	[ "$(ls -A | grep -c '^\.')" -eq 0 ]   # no temporary files
 	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
+	# /dev/stdout when standard output is a file: a link the commit would replace
+	cp state stdout.file
+	local rc=0
+	timeout 60 cnt-dedup -d "$DEFS" -s /dev/stdout -o out2.avro s2.avro >>stdout.file 2>err || rc=$?
+	[ "$rc" -eq 2 ]
+	[ "$(cat err)" = "cnt-dedup: dedup state '/dev/stdout' is a link under /dev, not a regular file (the state is read and rewritten in place: give it a file of its own)" ]
+	cmp state stdout.file && [ ! -e out2.avro ]
+	# a regular file under /dev (a tmpfs) is a state like any other, written
+	# and then replaced through a temporary beside it
+	local shm
+	shm=$(mktemp -d /dev/shm/cnt-dedup-test.XXXXXX)
+	cnt-dedup -d "$DEFS" -s "$shm/st" -o a.avro s1.avro
+	cnt-dedup -d "$DEFS" -s "$shm/st" -o b.avro s2.avro
+	cnt-dedup -d "$DEFS" -s here.state -o /dev/null s1.avro
+	cnt-dedup -d "$DEFS" -s here.state -o /dev/null s2.avro
+	cmp "$shm/st" here.state
+	[ "$(ls -A "$shm")" = st ]
+	rm -rf "$shm"
 }
 
 @test "state file: its size shrinks when keys expire (bounded by the horizon, not history)" {

@@ -159,8 +159,9 @@ int cnt_out_commit(cnt_out *o, cnt_err *err)
 	if (rename(o->tmp, o->path) != 0) {
 		int e = errno;
 
+		cnt_err_set(err, "cannot rename the finished file to '%s': %s", o->path, strerror(e));
 		cnt_out_abort(o);
-		return cnt_err_set(err, "cannot rename the finished file to '%s': %s", o->path, strerror(e));
+		return -1;
 	}
 	free(o->tmp);
 	o->tmp = NULL;

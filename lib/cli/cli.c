@@ -485,8 +485,10 @@ void cnt_cli_out_file(cnt_out *o, const char *path)
 	sigset_t old;
 	int rc;
 
-	if (strncmp(path, "/dev/", 5) == 0) {
-		cnt_err_set(&err, "'%s': will not replace a file under /dev", path);
+	struct stat st;
+
+	if (strncmp(path, "/dev/", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		cnt_err_set(&err, "'%s': will not replace a link under /dev", path);
 		cnt_die_err(&err);
 	}
 	cnt_cli_hold_signals(&old);

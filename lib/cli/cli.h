@@ -139,7 +139,8 @@ cnt_codec_id cnt_cli_codec(const char *opt, const char *s);
 void cnt_cli_out(cnt_out *o, const char *path);
 /* Opens path as a temporary file beside it, renamed over whatever path
  * is when committed (never standard output, a FIFO or a device), and
- * registers it.  Refuses a path under /dev; dies on failure. */
+ * registers it.  Refuses a link under /dev (/dev/stdout); dies on
+ * failure. */
 void cnt_cli_out_file(cnt_out *o, const char *path);
 /* Opens the Avro output path (NULL or "-": standard output, refused when
  * it is a terminal) and picks the codec: *codec when codec_set, else

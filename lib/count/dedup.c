@@ -355,10 +355,17 @@ int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok,
 	int fd, rc;
 
 	memset(d, 0, sizeof(*d));
-	if (path && (strcmp(path, "-") == 0 || strncmp(path, "/dev/", 5) == 0))
-		return cnt_err_set(err, "dedup state '%s': not a file (%s)", path, hint);
-	/* O_NONBLOCK: opening a FIFO does not wait for a writer */
-	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) : -1;
+	if (path && (*path == 0 || strcmp(path, "-") == 0))
+		return cnt_err_set(err, "dedup state '%s': not a file name (%s)", path, hint);
+	/* Refused before it is opened: a FIFO, a device, a directory; and a
+	 * link under /dev (/dev/stdout, /dev/fd/N), which the commit would
+	 * replace.  A regular file there (in /dev/shm) is a file like any. */
+	if (path && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return cnt_err_set(err, "dedup state '%s' is not a regular file (%s)", path, hint);
+	if (path && strncmp(path, "/dev/", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		return cnt_err_set(err, "dedup state '%s' is a link under /dev, not a regular file (%s)", path, hint);
+	/* O_NONBLOCK: should a FIFO be made meanwhile, no wait for a writer */
+	fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) : -1;
 	if (fd < 0) {
 		if (path == NULL || (errno == ENOENT && missing_ok))
 			return cnt_dedup_init(d, extra) == 0 ? 0 : cnt_err_oom(err, "making the dedup table");

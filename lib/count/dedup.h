@@ -65,8 +65,9 @@ void cnt_dedup_release(cnt_dedup *d);
 /* Loads a state file into d (initialised with room for `extra` more keys
  * beyond the file's).  A missing file is an empty state when missing_ok,
  * and so is a NULL path.  The state is read and then rewritten in place,
- * so it is a regular file: "-", a path under /dev and anything else that
- * is not a regular file (a FIFO is not waited for) are refused.  Returns
+ * so it is a regular file: "" and "-", anything that is not a regular file
+ * (not opened, so a FIFO is not waited for) and a link under /dev (such as
+ * /dev/stdout) are refused.  Returns
  * 0, or -1 with err naming the file and the problem. */
 int cnt_dedup_load(cnt_dedup *d, const char *path, size_t extra, int missing_ok, cnt_err *err);
 

@@ -449,23 +449,28 @@ static void test_corrupt(void)
 	free(b);
 }
 
-/* From memory: every count checked against the size before anything is
- * allocated for it; a NULL path is an empty state. */
-/* Not files: "-", paths under /dev and a FIFO (with no writer: the load
- * must not wait for one) are refused, also when missing_ok. */
+/* Not files: "" and "-", a device, a directory and a FIFO (with no
+ * writer: the load must not wait for one) are refused, also when
+ * missing_ok. */
 static void test_not_files(void)
 {
 	char path[128];
 
-	expect_refused("-", "not a file");
-	expect_refused("/dev/null", "not a file");
-	expect_refused("/dev/stdin", "not a file");
+	expect_refused("-", "not a file name");
+	expect_refused("", "not a file name");
+	expect_refused("/dev/null", "not a regular file");
+	/* a pipe or a terminal, or a file: then a link under /dev */
+	expect_refused("/dev/stdin", "not a regular file");
+	/* a directory */
+	expect_refused(tmpdir, "not a regular file");
 	path_of(path, sizeof(path), "fifo");
 	CHECK_EQ_INT(mkfifo(path, 0600), 0);
 	expect_refused(path, "not a regular file");
 	CHECK_EQ_INT(unlink(path), 0);
 }
 
+/* From memory: every count checked against the size before anything is
+ * allocated for it; a NULL path is an empty state. */
 static void test_load_mem_bounds(void)
 {
 	uint8_t b[32 + 16 + 8];
