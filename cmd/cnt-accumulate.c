@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *out_path = NULL, *split = NULL, *tmpdir = getenv("TMPDIR");
 	size_t memory = 0;
-	int level = -1, codec_set = 0, strict = 0, c;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, strict = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out;
 	cnt_err err;
@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		cnt_cli_close_in(fd);
 	}
 	cnt_progress_end();
-	w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, -1, &err)
+	w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err)
 		  : cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err);
 	if (w == NULL || cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 || cnt_accum_finish(acc, w, &err) != 0 || cnt_writer_finish(w, &err) != 0 ||
 	    cnt_accum_check_balance(acc, &err) != 0)

@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	cnt_audit_summary sum = {0};
 	int64_t through = -1, now = -1;
 	double baseline = -1;
-	int level = -1, codec_set = 0, dry = 0, c, nin, *fds, lfd = -1, afd = -1;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, dry = 0, c, nin, *fds, lfd = -1, afd = -1;
 	size_t *order;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	const cnt_counter *k;

@@ -141,7 +141,7 @@ int main(int argc, char **argv)
 	const char *defs_path = NULL, *out_path = NULL, *split = NULL;
 	const char *tmpdir = getenv("TMPDIR"), *map_path = NULL, *snap_dir = NULL;
 	cnt_shardmap *map = NULL;
-	int level = -1, codec_set = 0, c, nin, days = 1, strict = 0, nbase = 0;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, c, nin, days = 1, strict = 0, nbase = 0;
 	uint32_t shards = 1;
 	size_t memory = 0, loaded;
 	cnt_codec_id codec = CNT_CODEC_NULL;
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	if (days && ((zones.tzc = cnt_tz_cache_new()) == NULL ? cnt_err_nomem(&err) :
 			cnt_accum_days(fu.acc, cnt_rollup_defs_zone, &zones, &err)) != 0)
 		cnt_die_err(&err);
-	if ((w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, -1, &err)
+	if ((w = split ? cnt_bucket_writer_new(out.fd, "the scratch file", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err)
 		       : cnt_bucket_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
 	    cnt_fp_track(w, CNT_FP_BUCKETS, &err) != 0 ||
 	    (fu.acc2 ? cnt_accum_finish_halves(fu.acc, fu.acc2, w, &err) : cnt_accum_finish(fu.acc, w, &err)) != 0 ||

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *snap_dir = NULL, *defs_path = NULL, *out_path = NULL;
-	int level = -1, codec_set = 0, c;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, c;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out;
 	cnt_dedup_outs side = {0};

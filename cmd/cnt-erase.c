@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	cnt_erase_plan plan;
 	const char *ledger = NULL;
 	const char *const *names;
-	int level = -1, c, nin, *fds, lfd;
+	int level = CNT_LEVEL_DEFAULT, c, nin, *fds, lfd;
 	cnt_out *outs;
 	cnt_err err;
 	cnt_stats s;

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *out_path = NULL, *tmpdir = getenv("TMPDIR");
 	int64_t now = (int64_t)time(NULL) * 1000;
-	int level = -1, codec_set = 0, dry = 0, c, fd;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, dry = 0, c, fd;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_buf line = CNT_BUF_INIT;
 	cnt_expire_stats st;

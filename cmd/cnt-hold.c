@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	cnt_hold_sel sel = {0};
 	cnt_hold_decision dec = {0, NULL, -1, "quarantine"};
 	const char *dpath = NULL, *ledger = NULL, *out_path = NULL, *verb, **ids = NULL;
-	int c, json = 0, codec_set = 0, level = -1, nin, *fds, dfd = -1, lfd = -1;
+	int c, json = 0, codec_set = 0, level = CNT_LEVEL_DEFAULT, nin, *fds, dfd = -1, lfd = -1;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_decisions *d = NULL;
 	cnt_err err;

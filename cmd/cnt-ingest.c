@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	cnt_ingest_cfg cfg = {.hold_fd = -1, .admit = {.now_ms = INT64_MIN, .max_past_ms = 7LL * 86400 * 1000,
-		.max_future_ms = 60 * 1000}, .level = -1, .note = note, .progress = cnt_progress_add};
+		.max_future_ms = 60 * 1000}, .level = CNT_LEVEL_DEFAULT, .note = note, .progress = cnt_progress_add};
 	const char *defs_path = NULL, *out_path = NULL, *mem_path = NULL, *keyring_path = NULL;
 	cnt_keyring *keyring = NULL;
 	cnt_out out, rej, dup, hold, mem;

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *prefix = NULL, *map_path = NULL;
 	uint32_t n = 0;
-	int level = -1, c;
+	int level = CNT_LEVEL_DEFAULT, c;
 	cnt_codec_id codec = CNT_CODEC_ZSTD;
 	cnt_out *outs;
 	cnt_writer **ws;

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	cnt_retract_sel sel = {0};
 	cnt_retract_req req = {0};
 	const char *out_path = NULL, *ledger = NULL, *rebuild = NULL, *defs_path = NULL, *scope = NULL;
-	int level = -1, codec_set = 0, c, nin, *fds, lfd = -1, bfd;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, c, nin, *fds, lfd = -1, bfd;
 	uint32_t shards = 1;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out;

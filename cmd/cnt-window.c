@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	};
 	cnt_cli_common co = CNT_CLI_COMMON_INIT;
 	const char *defs_path = NULL, *out_path = NULL, *rej_path = NULL, *map_path = NULL;
-	int level = -1, codec_set = 0, c;
+	int level = CNT_LEVEL_DEFAULT, codec_set = 0, c;
 	uint32_t shards = 1;
 	cnt_codec_id codec = CNT_CODEC_NULL;
 	cnt_out out, rej_out;

@@ -141,9 +141,9 @@ value() {
 @test "the segment's own codec and level are kept (found from its first block); --level forces one" {
 	make_log
 	local spec codec level lv
-	for spec in zstandard:19 zstandard:-1 deflate:1 xz:2 bzip2:4 snappy:-1 null:-1; do
+	for spec in zstandard:19 zstandard:-3 zstandard:default deflate:1 xz:2 bzip2:4 snappy:default null:default; do
 		codec=${spec%:*} level=${spec#*:} lv=()
-		[ "$level" -ge 0 ] && lv=(--level "$level")
+		[ "$level" != default ] && lv=(--level "$level")
 		rm -f ledger.jsonl
 		cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d -c "$codec" "${lv[@]}" -o seg.avro ontime.jsonl
 		grep -v '"member_ref":"m1"' ontime.jsonl |

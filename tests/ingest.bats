@@ -819,6 +819,29 @@ fatal_case() {
 	cnt-cat "$d/l19.avro" | cmp - "$d/ref.jsonl"
 }
 
+@test "--level: zstandard's fast levels are negative; no codec takes a negative level as its default" {
+	local d=$BATS_TEST_TMPDIR
+	seq 1 3000 | jq -c '{idempotency_key: "e\(.)", tenant_id: "acme", counter_id: "distance_m", member_ref: "m\(. % 97)",
+		event_time: "2026-03-01T10:00:00Z", delta: (. % 13), attrs: {note: "a note that repeats \(. % 7)"}}' >"$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now "$NOW" -o "$d/def.avro" "$d/in.jsonl"
+	cnt-ingest -d "$DEFS" --now "$NOW" --level 3 -o "$d/l3.avro" "$d/in.jsonl"
+	cmp "$d/def.avro" "$d/l3.avro"
+	cnt-ingest -d "$DEFS" --now "$NOW" --level -5 -o "$d/fast.avro" "$d/in.jsonl"
+	# not the default's bytes (a -5 taken as the default would be), and larger
+	! cmp -s "$d/fast.avro" "$d/def.avro"
+	[ "$(stat -c %s "$d/fast.avro")" -gt "$(stat -c %s "$d/def.avro")" ]
+	cnt-cat "$d/def.avro" >"$d/ref.jsonl"
+	cnt-cat "$d/fast.avro" | cmp - "$d/ref.jsonl"
+	# a negative level for any other codec, and zstandard's 0, stop the run
+	for spec in deflate:-1 xz:-2 bzip2:-1 zstandard:0; do
+		run --separate-stderr cnt-ingest -d "$DEFS" --now "$NOW" -c "${spec%:*}" --level "${spec#*:}" -o "$d/bad.avro" "$d/in.jsonl"
+		[ "$status" -ne 0 ]
+		[[ "$stderr" == *"${spec%:*}: compression level ${spec#*:} is "* ]]
+		[ ! -e "$d/bad.avro" ]
+	done
+	[[ "$stderr" == *"is not one of "*"..-1 (its fast levels) or 1..22"* ]]
+}
+
 @test "bad options: exit 2 with a message or the usage, and no output" {
 	local d=$BATS_TEST_TMPDIR/bo
 	mkdir "$d"

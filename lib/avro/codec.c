@@ -646,8 +646,8 @@ static int compress_bzip2(int level, const uint8_t *in, size_t n,
 	return 0;
 }
 
-/* Checks level against the codec's range, or maps a negative one to the
- * codec's default.  Returns 0 or -1. */
+/* Checks level against the codec's range, or maps CNT_LEVEL_DEFAULT to
+ * the codec's default.  Returns 0 or -1. */
 static int pick_level(cnt_codec_id id, int level, int *out, cnt_err *err)
 {
 	int def, lo, hi;
@@ -655,14 +655,18 @@ static int pick_level(cnt_codec_id id, int level, int *out, cnt_err *err)
 	switch (id) {
 	case CNT_CODEC_DEFLATE: def = 6; lo = 0; hi = 9; break;
 	case CNT_CODEC_XZ: def = 6; lo = 0; hi = 9; break;
-	case CNT_CODEC_ZSTD: def = 3; lo = 1; hi = ZSTD_maxCLevel(); break;
+	case CNT_CODEC_ZSTD: def = 3; lo = ZSTD_minCLevel(); hi = ZSTD_maxCLevel(); break;
 	case CNT_CODEC_BZIP2: def = 9; lo = 1; hi = 9; break;
 	default: *out = 0; return 0;
 	}
-	if (level < 0) {
+	if (level == CNT_LEVEL_DEFAULT) {
 		*out = def;
 		return 0;
 	}
+	/* zstandard's level 0 would be its default under another name */
+	if (id == CNT_CODEC_ZSTD && (level < lo || level == 0 || level > hi))
+		return cnt_err_set(err, "%s: compression level %d is not one of %d..-1 (its fast levels) or 1..%d",
+			codec_names[id], level, lo, hi);
 	if (level < lo || level > hi)
 		return cnt_err_set(err, "%s: compression level %d is outside %d..%d",
 			codec_names[id], level, lo, hi);

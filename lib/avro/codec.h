@@ -10,6 +10,7 @@
 #ifndef CNT_CODEC_H
 #define CNT_CODEC_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,10 +69,16 @@ int cnt_codec_decompress(cnt_codec *c, cnt_codec_id id, const uint8_t *in,
 /* The xz decoder's memory limit: enough for every preset (0..9 and 9e). */
 #define CNT_CODEC_XZ_MEMLIMIT ((uint64_t)128 << 20)
 
+/* The level that selects a codec's default (cnt_codec_compress); every
+ * other int is a level the codec is asked for, negative ones included
+ * (zstandard's fast levels). */
+#define CNT_LEVEL_DEFAULT INT_MIN
+
 /* Compresses in[0..n) with codec id into out (out->len is set to 0 first).
- * level < 0 selects the codec's default (zstandard 3, deflate 6, xz 6,
- * bzip2 9); otherwise it must lie in the codec's range (zstandard 1..max,
- * deflate 0..9, xz 0..9, bzip2 1..9) and is ignored by null and snappy.
+ * level CNT_LEVEL_DEFAULT selects the codec's default (zstandard 3,
+ * deflate 6, xz 6, bzip2 9); any other must lie in the codec's range
+ * (zstandard ZSTD_minCLevel()..-1, its fast levels, or 1..max; deflate
+ * 0..9, xz 0..9, bzip2 1..9) and is ignored by null and snappy.
  * The output is deterministic: the same input, codec and level give the
  * same bytes (zstandard frames carry their content size and a checksum).
  * Returns 0, or -1 with err set (bad level, out of memory, library error). */

@@ -119,7 +119,8 @@ const char *cnt_reader_name(const cnt_reader *r);
 typedef struct cnt_writer cnt_writer;
 
 /* Creates a writer on fd (not closed by it).  schema_json is written as
- * given.  level < 0 is the codec's default; block_bytes 0 is the default.
+ * given.  level CNT_LEVEL_DEFAULT is the codec's default; block_bytes 0 is
+ * the default.
  * Returns NULL with err set on a bad schema or out of memory. */
 cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err);

@@ -410,7 +410,7 @@ int64_t cnt_cli_time(const char *opt, const char *s)
 
 int cnt_cli_level(const char *opt, const char *s)
 {
-	return (int)cnt_cli_int(opt, s, -100, 100);
+	return (int)cnt_cli_int(opt, s, -1000000, 1000000);
 }
 
 cnt_codec_id cnt_cli_codec(const char *opt, const char *s)

@@ -126,7 +126,8 @@ double cnt_cli_double(const char *opt, const char *s, double min, double max);
 uint64_t cnt_cli_size(const char *opt, const char *s, uint64_t min);
 /* A time as RFC 3339 or epoch milliseconds; ms since the epoch. */
 int64_t cnt_cli_time(const char *opt, const char *s);
-/* --level N: a compression level, -100..100. */
+/* --level N: a compression level, an integer; the codec checks its range
+ * when it is used (zstandard's fast levels are negative). */
 int cnt_cli_level(const char *opt, const char *s);
 /* --codec NAME (-c): a codec. */
 cnt_codec_id cnt_cli_codec(const char *opt, const char *s);

@@ -212,7 +212,7 @@ int cnt_erase_scan(const int *fds, const char *const *names, size_t n,
 	plan->n = n;
 	for (size_t i = 0; i < n; i++) {
 		plan->segs[i].name = names[i];
-		plan->segs[i].level = -1;
+		plan->segs[i].level = CNT_LEVEL_DEFAULT;
 	}
 	if (ledger_fd >= 0 && cnt_retract_ledger_load(ledger_fd, ledger_name, &retracted, &plan->last, err) != 0)
 		goto out;
@@ -284,13 +284,14 @@ static int stored_payload(int fd, uint64_t off, cnt_buf *out)
  * in turn.  -1 (the default) when none does or the codec has no levels. */
 static int find_level(int fd, cnt_codec_id codec, const cnt_block *b, int *level, cnt_err *err)
 {
-	static const int lo[CNT_CODEC_COUNT] = {0, 0, 0, 0, 1, 1};
+	/* zstandard from -7: the fast levels that people use (zstd --fast=1..7) */
+	static const int lo[CNT_CODEC_COUNT] = {0, 0, 0, 0, -7, 1};
 	static const int hi[CNT_CODEC_COUNT] = {-1, 9, -1, 9, 22, 9};
 	cnt_buf stored = CNT_BUF_INIT, again = CNT_BUF_INIT;
 	cnt_codec *c = NULL;
 	int rc = -1, r;
 
-	*level = -1;
+	*level = CNT_LEVEL_DEFAULT;
 	if (hi[codec] < 0 || b->count == 0)
 		return 0;
 	if ((r = stored_payload(fd, b->offset, &stored)) == -2 || (c = cnt_codec_new()) == NULL) {
@@ -298,7 +299,7 @@ static int find_level(int fd, cnt_codec_id codec, const cnt_block *b, int *level
 		goto out;
 	}
 	for (int l = lo[codec] - 1; r == 0 && l <= hi[codec]; l++) {
-		int try = l < lo[codec] ? -1 : l;
+		int try = l < lo[codec] ? CNT_LEVEL_DEFAULT : l;
 		cnt_err e2;
 
 		if (cnt_codec_compress(c, codec, try, b->data, b->len, &again, &e2) != 0) {
@@ -382,7 +383,7 @@ int cnt_erase_rewrite(int in_fd, const cnt_erase_sel *sel, cnt_erase_seg *seg, i
 	while ((got = next_event(&t, &ab, &e, &p, &n, err)) > 0) {
 		if (t.blk.block_no != block_seen && w == NULL) {
 			block_seen = t.blk.block_no;
-			if (level < 0 && find_level(in_fd, seg->codec, &t.blk, &level, err) != 0)
+			if (level == CNT_LEVEL_DEFAULT && find_level(in_fd, seg->codec, &t.blk, &level, err) != 0)
 				goto out;
 			seg->level = level;
 			if ((w = writer_like(&t, level, out_fd, out_name, err)) == NULL)

@@ -61,7 +61,8 @@ typedef struct cnt_erase_seg {
 	cnt_fp before, after;        /* XXH3-128 of the file's bytes; after set by the rewrite */
 	cnt_codec_id codec;
 	int level;                   /* set by the rewrite: the level written at (found
-	                              * from the first block, or forced); -1 the default */
+	                              * from the first block, or forced); CNT_LEVEL_DEFAULT
+	                              * the default */
 	unsigned mode;               /* permission bits */
 	uint64_t dev, ino;           /* the file, so that one named twice is refused */
 } cnt_erase_seg;
@@ -94,7 +95,7 @@ int cnt_erase_scan(const int *fds, const char *const *names, size_t n,
 
 /* Writes the new version of an affected segment (in_fd, as scanned into
  * seg) to out_fd (an empty file, not closed): every record but the
- * member's, with seg->level unless level >= 0.  Gives out_fd the
+ * member's, with seg->level unless level is not CNT_LEVEL_DEFAULT.  Gives out_fd the
  * segment's permission bits, fsyncs it and sets seg->after.  Fails when
  * the segment no longer holds what the scan found.  0, or -1 with err
  * set. */

@@ -1542,7 +1542,7 @@ static int spill(cnt_accum *a, cnt_err *err)
 		a->cruns = c;
 	}
 	a->runs[a->nruns++] = fd;
-	w = cnt_bucket_writer_new(fd, "spill file", CNT_CODEC_NULL, -1, err);
+	w = cnt_bucket_writer_new(fd, "spill file", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, err);
 	if (w == NULL)
 		return -1;
 	if (write_sorted(a, &(sink){w, NULL}, err) != 0 || cnt_writer_finish(w, err) != 0) {

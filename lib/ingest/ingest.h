@@ -42,7 +42,7 @@ typedef struct cnt_ingest_cfg {
 	int out_fd;                  /* the event log (not closed by the run) */
 	const char *out_name;
 	cnt_codec_id codec;
-	int level;                   /* -1: the codec's default */
+	int level;                   /* CNT_LEVEL_DEFAULT: the codec's default */
 	int rej_fd;                  /* reject stream, or -1: messages through note */
 	const char *rej_name;
 	int dup_fd;                  /* duplicate stream, or -1: counted only */

@@ -694,7 +694,7 @@ int cnt_viewdir_write(const char *scope_dir, int version, const cnt_view_build *
 		cnt_err_set(err, "cannot create '%s': %s", file, strerror(errno));
 		goto fail;
 	}
-	w = cnt_writer_new(fd, file, ranked_schema, CNT_CODEC_ZSTD, -1, 0, err);
+	w = cnt_writer_new(fd, file, ranked_schema, CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, 0, err);
 	if (w == NULL || cnt_writer_meta(w, "cnt.view", desc.p, desc.len, err) != 0 ||
 	    (b->fingerprints != NULL && cnt_writer_meta(w, "cnt.fingerprints", b->fingerprints,
 		strlen(b->fingerprints), err) != 0))

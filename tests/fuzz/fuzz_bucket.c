@@ -34,7 +34,7 @@ static void check_roundtrip(const cnt_bucket *b, const cnt_limits *lim)
 
 	if (fd < 0)
 		return;
-	w = cnt_bucket_writer_new(fd, "roundtrip", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fd, "roundtrip", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	if (w == NULL || cnt_bucket_encode(b, cnt_writer_buf(w)) != 0 || cnt_writer_commit(w, &err) != 0 ||
 	    cnt_writer_finish(w, &err) != 0)
 		abort();

@@ -62,7 +62,7 @@ static FILE *write_buckets(const cnt_bucket *v, size_t n)
 	CHECK(f != NULL);
 	if (f == NULL)
 		return NULL;
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w != NULL);
 	for (size_t i = 0; w && i < n; i++) {
 		CHECK_EQ_INT(cnt_bucket_encode(&v[i], cnt_writer_buf(w)), 0);
@@ -350,7 +350,7 @@ static void test_merge(void)
 	size_t failed = 99, total = 0;
 	cnt_err err;
 	FILE *f = tmpfile();
-	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_bucket_in in;
 	cnt_bucket x, prev;
 	cnt_buf prevkey = CNT_BUF_INIT;
@@ -394,7 +394,7 @@ static void test_merge(void)
 	fclose(f);
 	/* source 1 fails after 5 records */
 	f = tmpfile();
-	w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	for (int s = 0; s < 3; s++)
 		srcs[s] = (arr){recs[s], 40, 0, s == 1 ? 5 : 41};
 	CHECK_EQ_INT(cnt_bucket_merge(src, 3, w, &failed, &err), 1);
@@ -534,7 +534,7 @@ static void accumulate(set *const *sets, size_t nsets, size_t limit, int reverse
 
 			CHECK_EQ_INT(cnt_accum_add_bucket(a, &sets[k]->v[j], &err), 0);
 		}
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w != NULL);
 	CHECK(w && cnt_accum_finish(a, w, &err) == 0);
 	CHECK(w && cnt_writer_finish(w, &err) == 0);
@@ -731,7 +731,7 @@ static void test_events(void)
 			wv.late = i % 11 == 0;
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
-		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 		if (pass == 2)
 			CHECK(cnt_accum_get_stats(a)->runs >= 2);
@@ -839,7 +839,7 @@ static void test_many_groups(void)
 			wv = exact_event(members[j], 1, j % 3);
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 	cnt_writer_free(w);
 	CHECK_EQ_INT(cnt_accum_get_stats(a)->events, 3 * N);
@@ -891,7 +891,7 @@ static void test_memory_bound(void)
 
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
-		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 		cnt_writer_free(w);
 		if (limits[l]) {
@@ -1045,7 +1045,7 @@ static void test_small_sketches(void)
 			}
 			if (mode == 2)
 				CHECK_EQ_INT(cnt_accum_absorb(acc[0], acc[1], &err), 0);
-			w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+			w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 			CHECK(w && cnt_accum_finish(acc[0], w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 			if (mode == 1)
 				CHECK(cnt_accum_get_stats(acc[0])->runs >= 2);
@@ -1192,7 +1192,7 @@ static uint64_t acc_mixed(const cnt_windowed *ev, size_t n, const cnt_buf *in, s
 		cnt_bucket_in_release(&bin);
 		fclose(g);
 	}
-	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 	CHECK_EQ_INT(cnt_accum_check_balance(a, &err), 0);
 	stale = cnt_accum_get_stats(a)->stale;
@@ -1376,7 +1376,7 @@ static void test_dimensions(void)
 			wv.late = i % 11 == 0;
 			CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 		}
-		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err);
+		w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 		CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 		if (pass == 2)
 			CHECK(cnt_accum_get_stats(a)->runs >= 2);

@@ -148,7 +148,7 @@ static FILE *finished(cnt_accum *a)
 {
 	FILE *f = tmpfile();
 	cnt_err err;
-	cnt_writer *w = f ? cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, -1, &err) : NULL;
+	cnt_writer *w = f ? cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err) : NULL;
 
 	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
 	cnt_writer_free(w);

@@ -248,8 +248,8 @@ static void test_round_trip(void)
 	fill_repetitive(rep, MIB);
 	for (i = 0; i < NCODECS; i++) {
 		for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-			CHECK(round_trip(c, all_codecs[i], -1, rnd, sizes[k]));
-			CHECK(round_trip(c, all_codecs[i], -1, rep, sizes[k]));
+			CHECK(round_trip(c, all_codecs[i], CNT_LEVEL_DEFAULT, rnd, sizes[k]));
+			CHECK(round_trip(c, all_codecs[i], CNT_LEVEL_DEFAULT, rep, sizes[k]));
 		}
 		CHECK(round_trip(c, all_codecs[i], 1, rep, MIB));
 		CHECK(round_trip(c, all_codecs[i], 1, vec_plain, sizeof(vec_plain)));
@@ -271,7 +271,7 @@ static void test_compresses(void)
 
 	fill_repetitive(rep, MIB);
 	for (i = 1; i < NCODECS; i++) {
-		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], -1, rep, MIB, &z, &err), 0);
+		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], CNT_LEVEL_DEFAULT, rep, MIB, &z, &err), 0);
 		CHECK(z.len < MIB / 10);
 	}
 	/* Levels outside a codec's range are refused, and say so. */
@@ -279,6 +279,41 @@ static void test_compresses(void)
 	CHECK(strstr(err.msg, "level 10") != NULL);
 	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_BZIP2, 0, rep, 10, &z, &err), -1);
 	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, ZSTD_maxCLevel() + 1, rep, 10, &z, &err), -1);
+	/* A negative level is a level, never the default in disguise: zstandard's
+	 * fast levels are used as asked, every other codec refuses one, and
+	 * zstandard's 0 (its default under another name) is refused. */
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_DEFLATE, -1, rep, 10, &z, &err), -1);
+	CHECK(strstr(err.msg, "deflate: compression level -1 is outside 0..9") != NULL);
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_BZIP2, -3, rep, 10, &z, &err), -1);
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_XZ, -1, rep, 10, &z, &err), -1);
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, 0, rep, 10, &z, &err), -1);
+	CHECK(strstr(err.msg, "zstandard: compression level 0 is not one of") != NULL);
+	CHECK(strstr(err.msg, "(its fast levels) or 1..") != NULL);
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, ZSTD_minCLevel() - 1, rep, 10, &z, &err), -1);
+	CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, ZSTD_minCLevel(), rep, 10, &z, &err), 0);
+	{
+		cnt_buf zf = CNT_BUF_INIT, zd = CNT_BUF_INIT, back = CNT_BUF_INIT;
+		ZSTD_CCtx *cc = ZSTD_createCCtx();
+		size_t n;
+
+		/* -5: zstd's own bytes at -5 (with the frame options we set), not
+		 * the default's; and they decompress to the input */
+		CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, -5, rep, MIB, &zf, &err), 0);
+		CHECK_EQ_INT(cnt_codec_compress(c, CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, rep, MIB, &zd, &err), 0);
+		CHECK(zf.len != zd.len || memcmp(zf.p, zd.p, zd.len) != 0);
+		CHECK_EQ_INT(cnt_buf_reserve(&back, ZSTD_compressBound(MIB)), 0);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_compressionLevel, -5);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1);
+		ZSTD_CCtx_setParameter(cc, ZSTD_c_contentSizeFlag, 1);
+		n = ZSTD_compress2(cc, back.p, ZSTD_compressBound(MIB), rep, MIB);
+		CHECK(!ZSTD_isError(n) && n == zf.len && memcmp(back.p, zf.p, n) == 0);
+		CHECK_EQ_INT(cnt_codec_decompress(c, CNT_CODEC_ZSTD, zf.p, zf.len, &back, MIB, &err), 0);
+		CHECK(back.len == MIB && memcmp(back.p, rep, MIB) == 0);
+		ZSTD_freeCCtx(cc);
+		cnt_buf_release(&zf);
+		cnt_buf_release(&zd);
+		cnt_buf_release(&back);
+	}
 	/* Different levels give (for this input) different deflate bytes. */
 	{
 		cnt_buf z1 = CNT_BUF_INIT;
@@ -307,7 +342,7 @@ static void test_bound(void)
 		size_t bounds[] = { 0, 1000, MIB - 1 };
 		size_t k;
 
-		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], -1, rep, MIB, &z, &err), 0);
+		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], CNT_LEVEL_DEFAULT, rep, MIB, &z, &err), 0);
 		for (k = 0; k < sizeof(bounds) / sizeof(bounds[0]); k++) {
 			cnt_buf_release(&d);
 			err.msg[0] = '\0';
@@ -346,7 +381,7 @@ static void test_corrupt(void)
 		cnt_codec_id id = all_codecs[i];
 		size_t cuts[4];
 
-		CHECK_EQ_INT(cnt_codec_compress(c, id, -1, src, 200000, &z, &err), 0);
+		CHECK_EQ_INT(cnt_codec_compress(c, id, CNT_LEVEL_DEFAULT, src, 200000, &z, &err), 0);
 		cuts[0] = 0;
 		cuts[1] = 1;
 		cuts[2] = z.len / 2;
@@ -390,7 +425,7 @@ static void test_corrupt(void)
 	/* Codecs with a checksum (xz, zstandard as we write it, bzip2, and
 	 * snappy's CRC) must catch a flipped byte in the middle. */
 	for (i = 2; i < NCODECS; i++) {
-		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], -1, src, 200000, &z, &err), 0);
+		CHECK_EQ_INT(cnt_codec_compress(c, all_codecs[i], CNT_LEVEL_DEFAULT, src, 200000, &z, &err), 0);
 		z.p[z.len / 2] ^= 0x10;
 		CHECK_EQ_INT(cnt_codec_decompress(c, all_codecs[i], z.p, z.len, &d, MIB, &err), -1);
 	}

@@ -85,7 +85,7 @@ static int put_record(cnt_writer *w, int i, cnt_err *err)
 static int write_set(int fd, cnt_codec_id codec, size_t block_bytes, int first, int n)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
-	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, codec, -1, block_bytes, &err);
+	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, codec, CNT_LEVEL_DEFAULT, block_bytes, &err);
 	int rc = 0;
 
 	if (w == NULL) {
@@ -263,7 +263,7 @@ static int write_deferred(const char *path, int n, defer_ctx *d)
 	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_writer_hooks h = {on_record, on_header, NULL, d};
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
-	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, CNT_CODEC_NULL, -1, 0, &err);
+	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
 
 	if (w == NULL || cnt_writer_defer(w, &h, &err) != 0)
 		rc = -1;
@@ -344,7 +344,7 @@ static void test_header_only(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path_in("empty.avro"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	cnt_writer *w = cnt_writer_new(fd, "empty", small_schema, CNT_CODEC_DEFLATE, -1, 0, &err);
+	cnt_writer *w = cnt_writer_new(fd, "empty", small_schema, CNT_CODEC_DEFLATE, CNT_LEVEL_DEFAULT, 0, &err);
 	cnt_reader *r;
 	cnt_block b;
 	const cnt_meta_kv *kv;
@@ -396,7 +396,7 @@ static void test_record_larger_than_block(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
 	int fd = open(path_in("big.avro"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	cnt_writer *w = cnt_writer_new(fd, "big", small_schema, CNT_CODEC_ZSTD, -1, 64, &err);
+	cnt_writer *w = cnt_writer_new(fd, "big", small_schema, CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, 64, &err);
 	static char huge[3 << 20];
 	cnt_records *in;
 	cnt_val v;
@@ -753,7 +753,7 @@ static void test_end_marker(void)
 static void test_writer_rejects_bad_schema(void)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
-	cnt_writer *w = cnt_writer_new(STDOUT_FILENO, "x", "{\"type\": \"recrod\"}", CNT_CODEC_NULL, -1, 0, &err);
+	cnt_writer *w = cnt_writer_new(STDOUT_FILENO, "x", "{\"type\": \"recrod\"}", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
 
 	/* container.h: "Returns NULL with err set on a bad schema". */
 	CHECK(w == NULL);

@@ -171,8 +171,8 @@ static void test_stage(void)
 	cnt_defs *d = defs();
 	cnt_err err;
 	int ofd = memfd_create("out", MFD_CLOEXEC), dfd = memfd_create("dups", MFD_CLOEXEC);
-	cnt_writer *ow = cnt_event_writer_new(ofd, "out", CNT_CODEC_NULL, -1, &err);
-	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *ow = cnt_event_writer_new(ofd, "out", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_dedup table;
 	cnt_dedup_filter *f;
 	cnt_count_reject rej;
@@ -256,7 +256,7 @@ static void test_no_duplicates_writer(void)
 	cnt_defs *d = defs();
 	cnt_err err;
 	int ofd = memfd_create("out", MFD_CLOEXEC);
-	cnt_writer *ow = cnt_event_writer_new(ofd, "out", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *ow = cnt_event_writer_new(ofd, "out", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_dedup table;
 	cnt_dedup_filter *f;
 	cnt_count_reject rej;

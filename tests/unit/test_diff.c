@@ -21,7 +21,7 @@ static void container(int fd, const char *ms, const char *sums, int day)
 	cnt_err err;
 	cnt_writer *w;
 
-	w = cnt_bucket_writer_new(fd, "t", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(fd, "t", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	if (day)
 		CHECK_EQ_INT(cnt_writer_meta(w, CNT_ROLLUP_META, "day", 3, &err), 0);
 	for (size_t i = 0; ms[i]; i++) {

@@ -149,8 +149,8 @@ static void test_scan_counts_and_refuses_unretracted(void)
 	cnt_event other[1] = {mk("b1", "m2", 5, NULL)};
 
 	make_log();
-	fds[0] = events_file(log_v, 5, CNT_CODEC_NULL, -1, NULL);
-	fds[1] = events_file(other, 1, CNT_CODEC_NULL, -1, NULL);
+	fds[0] = events_file(log_v, 5, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, NULL);
+	fds[1] = events_file(other, 1, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, NULL);
 	/* a3 is retracted nowhere */
 	CHECK_EQ_INT(cnt_erase_scan(fds, names, 2, &sel, -1, NULL, &plan, &err), -1);
 	CHECK(strstr(err.msg, "event a3 of the member is not retracted") != NULL);
@@ -206,8 +206,11 @@ static void test_scan_refuses_unreadable(void)
 static void test_rewrite_is_the_writers_output(void)
 {
 	static const struct { cnt_codec_id c; int level; int want; } cases[] = {
-		{CNT_CODEC_NULL, -1, -1}, {CNT_CODEC_ZSTD, -1, -1}, {CNT_CODEC_ZSTD, 12, 12},
-		{CNT_CODEC_DEFLATE, 2, 2}, {CNT_CODEC_XZ, 1, 1}, {CNT_CODEC_BZIP2, 5, 5}, {CNT_CODEC_SNAPPY, -1, -1},
+		{CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, CNT_LEVEL_DEFAULT},
+		{CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, CNT_LEVEL_DEFAULT}, {CNT_CODEC_ZSTD, 12, 12},
+		{CNT_CODEC_ZSTD, -3, -3}, {CNT_CODEC_ZSTD, -7, -7},
+		{CNT_CODEC_DEFLATE, 2, 2}, {CNT_CODEC_XZ, 1, 1}, {CNT_CODEC_BZIP2, 5, 5},
+		{CNT_CODEC_SNAPPY, CNT_LEVEL_DEFAULT, CNT_LEVEL_DEFAULT},
 	};
 	cnt_erase_sel sel = {"m1", "utc", "dist"};
 
@@ -221,9 +224,9 @@ static void test_rewrite_is_the_writers_output(void)
 		const char *name = "seg";
 
 		CHECK_EQ_INT(cnt_erase_scan(&fd, &name, 1, &sel, lfd, "ledger", &plan, &err), 0);
-		CHECK_EQ_INT(cnt_erase_rewrite(fd, &sel, &plan.segs[0], -1, out, "out", &err), 0);
+		CHECK_EQ_INT(cnt_erase_rewrite(fd, &sel, &plan.segs[0], CNT_LEVEL_DEFAULT, out, "out", &err), 0);
 		CHECK(same_file(out, ref));
-		if (cases[k].c != CNT_CODEC_NULL && cases[k].c != CNT_CODEC_SNAPPY && cases[k].level >= 0)
+		if (cases[k].c != CNT_CODEC_NULL && cases[k].c != CNT_CODEC_SNAPPY)
 			CHECK_EQ_INT(plan.segs[0].level, cases[k].want);
 		{
 			cnt_fp d = digest(out);
@@ -255,11 +258,11 @@ static void test_record_and_chain(void)
 	uint64_t v;
 
 	make_log();
-	fd = events_file(log_v, 5, CNT_CODEC_ZSTD, -1, NULL);
+	fd = events_file(log_v, 5, CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, NULL);
 	lfd = ledger_with("[\"a3\"]");
 	prev_line = "{\"event_ids\":[\"a3\"],\"prev\":\"00000000000000000000000000000000\"}";
 	CHECK_EQ_INT(cnt_erase_scan(&fd, &name, 1, &sel, lfd, "ledger", &plan, &err), 0);
-	CHECK_EQ_INT(cnt_erase_rewrite(fd, &sel, &plan.segs[0], -1, out, "out", &err), 0);
+	CHECK_EQ_INT(cnt_erase_rewrite(fd, &sel, &plan.segs[0], CNT_LEVEL_DEFAULT, out, "out", &err), 0);
 	CHECK_EQ_INT(cnt_erase_record(&req, &sel, &plan, id, &line, &err), 0);
 	CHECK(line != NULL && strstr(line, "m1") == NULL);
 	CHECK(strncmp(id, "e-", 2) == 0 && strlen(id) == 34);

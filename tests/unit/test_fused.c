@@ -55,7 +55,7 @@ static int make_log(int lo, int hi)
 {
 	cnt_err err;
 	int fd = memfd_create("log", MFD_CLOEXEC);
-	cnt_writer *w = cnt_event_writer_new(fd, "log", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_event_writer_new(fd, "log", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 
 	CHECK(w != NULL);
 	for (int i = lo; w && i < hi; i++) {
@@ -125,7 +125,7 @@ static void finish(outcome *o, cnt_dedup *table, const cnt_defs *d, cnt_accum *a
 {
 	cnt_err err;
 	int bfd = memfd_create("buckets", MFD_CLOEXEC), sfd = memfd_create("state", MFD_CLOEXEC);
-	cnt_writer *w = cnt_bucket_writer_new(bfd, "buckets", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(bfd, "buckets", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_rollup_zones z = {d, cnt_tz_cache_new(), "defs.json"};
 	size_t kept;
 
@@ -156,10 +156,10 @@ static void reference(const cnt_defs *d, const int *logs, outcome *o)
 	cnt_err err;
 	int mid = memfd_create("deduped", MFD_CLOEXEC), win = memfd_create("windowed", MFD_CLOEXEC);
 	int dfd = memfd_create("dups", MFD_CLOEXEC), rfd = memfd_create("rejects", MFD_CLOEXEC);
-	cnt_writer *mw = cnt_event_writer_new(mid, "deduped", CNT_CODEC_NULL, -1, &err);
-	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *mw = cnt_event_writer_new(mid, "deduped", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	char *schema = cnt_windowed_schema_json(&err);
-	cnt_writer *ww = cnt_writer_new(win, "windowed", schema, CNT_CODEC_NULL, -1, 0, &err);
+	cnt_writer *ww = cnt_writer_new(win, "windowed", schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
 	cnt_dedup table;
 	cnt_dedup_filter *f;
 	cnt_window *wn;
@@ -210,7 +210,7 @@ static void fused(const cnt_defs *d, const int *logs, int threads, size_t memory
 	unsigned char *loan = lend ? malloc(lend) : NULL;
 	cnt_err err;
 	int dfd = memfd_create("dups", MFD_CLOEXEC), rfd = memfd_create("rejects", MFD_CLOEXEC);
-	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *dw = cnt_event_writer_new(dfd, "dups", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_dedup table;
 	cnt_rejects rej;
 	cnt_fused fu = {.threads = threads};

@@ -192,8 +192,8 @@ static void test_finish_writes_log_and_hold_file(void)
 	cnt_err err;
 	cnt_defs *d = cnt_defs_parse(defs_json, sizeof(defs_json) - 1, "t", &err);
 	FILE *lf = tmpfile(), *hf = tmpfile();
-	cnt_writer *lw = cnt_event_writer_new(fileno(lf), "log", CNT_CODEC_NULL, -1, &err);
-	cnt_writer *hw = cnt_held_writer_new(fileno(hf), "holds", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *lw = cnt_event_writer_new(fileno(lf), "log", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	cnt_writer *hw = cnt_held_writer_new(fileno(hf), "holds", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_hold *h = cnt_hold_new(d, &err);
 	ev v[5] = {
 		{"a", "m1", "", 0, 1000, 5, 0}, {"b", "m1", "", 0, 2000, 5, 0}, {"c", "m2", "", 1, 2500, 50, 0},

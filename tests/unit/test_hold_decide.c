@@ -38,7 +38,7 @@ static int holds_file(int n)
 	FILE *f = tmpfile();
 	int fd = dup(fileno(f));
 	cnt_err err;
-	cnt_writer *w = cnt_held_writer_new(fd, "h", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_held_writer_new(fd, "h", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 
 	fclose(f);
 	for (int i = 0; i < n; i++) {
@@ -131,7 +131,7 @@ static void test_clear_then_refused(void)
 	char hid[35], *lines;
 	FILE *seg = tmpfile(), *ledger = tmpfile();
 	cnt_err err;
-	cnt_writer *w = cnt_event_writer_new(fileno(seg), "seg", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_event_writer_new(fileno(seg), "seg", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_hold_sel sel = {0};
 	cnt_hold_decision dec = {0, "ana", AT, "quarantine"};
 	cnt_hold_decide_result r;

@@ -86,7 +86,7 @@ static void start(run *r, int live, int64_t now)
 	r->cfg.out_fd = r->out;
 	r->cfg.out_name = "out.avro";
 	r->cfg.codec = CNT_CODEC_NULL;
-	r->cfg.level = -1;
+	r->cfg.level = CNT_LEVEL_DEFAULT;
 	r->cfg.rej_fd = r->rej;
 	r->cfg.rej_name = "rej.jsonl";
 	r->cfg.dup_fd = r->dup;

@@ -216,7 +216,7 @@ static void test_stage(void)
 
 	for (int i = 0; i < 3; i++) {
 		fds[i] = memfd_create("part", MFD_CLOEXEC);
-		ws[i] = cnt_event_writer_new(fds[i], "part", CNT_CODEC_NULL, -1, &err);
+		ws[i] = cnt_event_writer_new(fds[i], "part", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 		CHECK(ws[i] != NULL);
 		want[i][0] = 0;
 	}

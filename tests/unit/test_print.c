@@ -27,7 +27,7 @@ static int container(int n, size_t block_bytes)
 	cnt_writer *w;
 
 	unlink(path);
-	w = cnt_writer_new(fd, "t", schema, CNT_CODEC_NULL, -1, block_bytes, &err);
+	w = cnt_writer_new(fd, "t", schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, block_bytes, &err);
 	for (int i = 0; i < n; i++) {
 		char s[16];
 		int len = snprintf(s, sizeof(s), "r%d", i);

@@ -396,7 +396,7 @@ static int write_events(const char *path, const ev *evs, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	cnt_err err;
-	cnt_writer *w = fd < 0 ? NULL : cnt_event_writer_new(fd, path, CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = fd < 0 ? NULL : cnt_event_writer_new(fd, path, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	int rc = w ? 0 : -1;
 
 	for (size_t i = 0; rc == 0 && i < n; i++) {

@@ -65,7 +65,7 @@ static int events_file(const cnt_event *v, size_t n)
 	CHECK(f != NULL);
 	fd = dup(fileno(f));
 	fclose(f);
-	w = cnt_event_writer_new(fd, "test", CNT_CODEC_NULL, -1, &err);
+	w = cnt_event_writer_new(fd, "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w != NULL);
 	for (size_t i = 0; w && i < n; i++) {
 		CHECK_EQ_INT(cnt_event_encode(&v[i], cnt_writer_buf(w)), 0);
@@ -120,7 +120,7 @@ static int run(int log, const cnt_retract_sel *sel, int ledger, int outfd, cnt_r
 	cnt_retract_req req = {NULL, "fraud", "ts", "case-1", T0};
 	const char *name = "log";
 	cnt_err err;
-	cnt_writer *w = cnt_event_writer_new(outfd, "out", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_event_writer_new(outfd, "out", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	int rc;
 
 	lseek(log, 0, SEEK_SET);
@@ -275,7 +275,7 @@ static int accumulate(const cnt_event *v, size_t n, size_t limit)
 	cnt_window *win = cnt_window_new(defs, "defs", 1, NULL, &err);
 	cnt_accum *a = cnt_accum_new(limit, "/tmp", &err);
 	int fd = tmp_fd();
-	cnt_writer *w = cnt_bucket_writer_new(fd, "b", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(fd, "b", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 
 	CHECK(defs && win && a && w);
 	for (size_t i = 0; i < n; i++) {
@@ -350,7 +350,7 @@ static void test_rebuild(void)
 	const char *names[2] = {"log", "comp"};
 	cnt_err err;
 	cnt_defs *defs = cnt_defs_parse(defs_json, sizeof(defs_json) - 1, "defs", &err);
-	cnt_writer *w = cnt_bucket_writer_new(out, "out", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(out, "out", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	cnt_rebuild_result r;
 	size_t nx, ny;
 

@@ -85,7 +85,7 @@ static FILE *write_file(cnt_rollup *r, const cnt_bucket *hs, size_t n)
 {
 	FILE *f = tmpfile();
 	cnt_err err;
-	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_ZSTD, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, &err);
 
 	CHECK(w != NULL);
 	for (size_t i = 0; i < n; i++) {
@@ -212,7 +212,7 @@ static void test_sketches(void)
 	cnt_bucket_in in;
 	cnt_err err;
 	FILE *f = tmpfile();
-	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_NULL, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "t", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 
 	hs[0] = hour("a", DAY0, 0, 2, 10);
 	hs[1] = hour("a", DAY0 + H, 0, 2, 10);

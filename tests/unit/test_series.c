@@ -105,7 +105,7 @@ static int write_file(cnt_bucket *v, size_t n)
 	CHECK(f != NULL);
 	if (f == NULL)
 		return -1;
-	w = cnt_bucket_writer_new(dup(fileno(f)), "t", CNT_CODEC_NULL, -1, &err);
+	w = cnt_bucket_writer_new(dup(fileno(f)), "t", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
 	CHECK(w != NULL);
 	for (size_t i = 0; w && i < n; i++) {
 		CHECK_EQ_INT(cnt_bucket_encode(&v[i], cnt_writer_buf(w)), 0);

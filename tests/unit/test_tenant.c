@@ -120,7 +120,7 @@ static int strings_file(const char *field, const char *ts, const char *mkey, con
 
 	snprintf(schema, sizeof(schema),
 		"{\"type\":\"record\",\"name\":\"R\",\"fields\":[{\"name\":\"%s\",\"type\":\"string\"}]}", field);
-	w = cnt_writer_new(fd, "t", schema, CNT_CODEC_NULL, -1, 0, &err);
+	w = cnt_writer_new(fd, "t", schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
 	if (mkey)
 		cnt_writer_meta(w, mkey, mval, strlen(mval), &err);
 	while (*ts) {
@@ -178,7 +178,7 @@ static void test_fd(void)
 static void write_buckets(int fd, const char *ts, char only)
 {
 	cnt_err err;
-	cnt_writer *w = cnt_bucket_writer_new(fd, "t", CNT_CODEC_ZSTD, -1, &err);
+	cnt_writer *w = cnt_bucket_writer_new(fd, "t", CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, &err);
 	static const char members[] = "0123456789";
 
 	cnt_fp_track(w, CNT_FP_BUCKETS, &err);
@@ -256,7 +256,7 @@ static void test_split(void)
 	write_buckets(in, "aaab", 0);
 	write_buckets(a, "aaab", 'a');
 	write_buckets(b, "aaab", 'b');
-	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_ZSTD, -1, &sink, &n, &err) == 0);
+	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, &sink, &n, &err) == 0);
 	CHECK_EQ_INT(n, 2);
 	CHECK_EQ_INT(s.n, 2);
 	CHECK_EQ_INT(s.closed, 2);
@@ -273,7 +273,7 @@ static void test_split(void)
 	memset(&s, 0, sizeof(s));
 	in = tmpfd();
 	write_buckets(in, "aba", 0);
-	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, -1, &sink, &n, &err) == -1);
+	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &sink, &n, &err) == -1);
 	CHECK_EQ_STR(err.msg, "'in': the records of tenant 'a' are not together (not a bucket file in canonical "
 		"order)");
 	for (size_t i = 0; i < s.n; i++)
@@ -284,7 +284,7 @@ static void test_split(void)
 	memset(&s, 0, sizeof(s));
 	in = tmpfd();
 	write_buckets(in, "a.", 0);
-	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, -1, &sink, &n, &err) == -1);
+	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &sink, &n, &err) == -1);
 	CHECK_EQ_STR(err.msg, "'in': tenant id '.' is not a safe file name: it starts with '.'");
 	CHECK_EQ_INT(s.n, 1);
 	for (size_t i = 0; i < s.n; i++)
@@ -295,7 +295,7 @@ static void test_split(void)
 	memset(&s, 0, sizeof(s));
 	in = tmpfd();
 	write_buckets(in, "", 0);
-	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, -1, &sink, &n, &err) == 0);
+	CHECK(cnt_tenant_split_buckets(in, "in", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &sink, &n, &err) == 0);
 	CHECK_EQ_INT(n, 0);
 	close(in);
 	close(a);

@@ -274,7 +274,7 @@ static void test_stage_writes_and_counts(void)
 	cnt_err err;
 	int fd = memfd_create("windowed", MFD_CLOEXEC);
 	char *schema = cnt_windowed_schema_json(&err);
-	cnt_writer *wr = cnt_writer_new(fd, "windowed", schema, CNT_CODEC_NULL, -1, 0, &err);
+	cnt_writer *wr = cnt_writer_new(fd, "windowed", schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
 	cnt_window *w = cnt_window_new(d, "defs.json", 2, wr, &err);
 	cnt_count_reject rej;
 	cnt_event ev[4];
