@@ -18,6 +18,12 @@ setup() {
 	cd "$BATS_TEST_TMPDIR"
 }
 
+# a directory a test made outside its own (in /dev/shm), removed whether
+# the test passed or failed
+teardown() {
+	if [ -n "${OUTSIDE:-}" ]; then rm -rf "$OUTSIDE"; fi
+}
+
 # ---- within one run --------------------------------------------------
 
 @test "duplicates within a run: the first occurrence is kept, in log order" {
@@ -298,13 +304,13 @@ make_state() {
 	# and then replaced through a temporary beside it
 	local shm
 	shm=$(mktemp -d /dev/shm/cnt-dedup-test.XXXXXX)
+	OUTSIDE=$shm
 	cnt-dedup -d "$DEFS" -s "$shm/st" -o a.avro s1.avro
 	cnt-dedup -d "$DEFS" -s "$shm/st" -o b.avro s2.avro
 	cnt-dedup -d "$DEFS" -s here.state -o /dev/null s1.avro
 	cnt-dedup -d "$DEFS" -s here.state -o /dev/null s2.avro
 	cmp "$shm/st" here.state
 	[ "$(ls -A "$shm")" = st ]
-	rm -rf "$shm"
 }
 
 @test "state file: its size shrinks when keys expire (bounded by the horizon, not history)" {

@@ -483,9 +483,8 @@ void cnt_cli_out_file(cnt_out *o, const char *path)
 {
 	cnt_err err;
 	sigset_t old;
-	int rc;
-
 	struct stat st;
+	int rc;
 
 	if (strncmp(path, "/dev/", 5) == 0 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
 		cnt_err_set(&err, "'%s': will not replace a link under /dev", path);
