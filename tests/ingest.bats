@@ -1061,6 +1061,24 @@ endless() {
 	[ "$(cat "$d/err")" = "cnt-ingest: '-' line 1: rejected (malformed): line longer than 1048576 bytes" ]
 }
 
+@test "a run that fails while its input is idle stops at once (the thread reading ahead is not waited for)" {
+	local d=$BATS_TEST_TMPDIR writer
+	# Lines are read and parsed ahead on a thread of their own.  Here it
+	# reads all 1500 lines at once, hands them on and waits on the pipe;
+	# the rejects' stream fails when its first 64 KiB are written (line
+	# 500 or so), and the run must stop then, not when the writer ends.
+	seq 1 1500 | sed 's/^/not json /' >"$d/bad.txt"
+	mkfifo "$d/pipe"
+	{ cat "$d/bad.txt"; exec sleep 30; } >"$d/pipe" &
+	writer=$!
+	run --separate-stderr timeout 10 cnt-ingest -d "$DEFS" --now "$NOW" -f json -r /dev/full \
+		-o "$d/out.avro" "$d/pipe"
+	kill "$writer" 2>/dev/null || true
+	[ "$status" -eq 3 ]
+	[ "$stderr" = "cnt-ingest: cannot write '/dev/full': No space left on device" ]
+	[ ! -e "$d/out.avro" ]
+}
+
 @test "CSV: a row longer than 1 MiB is rejected with its first 256 bytes; the next rows read normally" {
 	local d=$BATS_TEST_TMPDIR
 	{ echo 'idempotency_key,tenant_id,counter_id,member_ref,delta,event_time'

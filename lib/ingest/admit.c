@@ -181,11 +181,22 @@ static int watch_gate(cnt_admit *a, cnt_verdict *v, const cnt_counter *c,
 	return 0;
 }
 
-cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
+cnt_fp cnt_admit_fp(const cnt_raw_event *raw)
 {
 	const void *parts[3] = {raw->tenant_id.p, raw->counter_id.p, raw->idempotency_key.p};
 	size_t lens[3] = {raw->tenant_id.n, raw->counter_id.n, raw->idempotency_key.n};
-	cnt_fp fp = cnt_fp_of(3, parts, lens);
+
+	return cnt_fp_of(3, parts, lens);
+}
+
+void cnt_admit_prefetch_fp(cnt_admit *a, cnt_fp fp)
+{
+	cnt_fpset_prefetch(&a->seen, fp);
+}
+
+cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
+{
+	cnt_fp fp = cnt_admit_fp(raw);
 
 	cnt_fpset_prefetch(&a->seen, fp);
 	return fp;

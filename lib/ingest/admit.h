@@ -138,6 +138,11 @@ int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,
  * be absent (their fingerprint is then never used). */
 cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw);
 
+/* cnt_admit_prefetch() in two: the fingerprint alone (it reads nothing
+ * but raw: any thread may compute it), and the prefetch of its slot. */
+cnt_fp cnt_admit_fp(const cnt_raw_event *raw);
+void cnt_admit_prefetch_fp(cnt_admit *a, cnt_fp fp);
+
 /* cnt_admit_event() with the fingerprint from cnt_admit_prefetch(). */
 int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64_t tag,
 	cnt_event *out, cnt_verdict *v);

@@ -12,6 +12,7 @@
 #include "avro/records.h"
 #include "avro/schema.h"
 #include "count/topkey.h"
+#include "ingest/ahead.h"
 #include "ingest/hold.h"
 #include "ingest/sample.h"
 #include "ingest/rawevent.h"
@@ -22,7 +23,8 @@
 
 extern const char cnt_schema_raw_event[];
 
-#define BATCH 16
+/* dedup slots prefetched in bursts of this many, one burst ahead */
+#define AHEAD 16
 
 /* A record's tag in the duplicate table: its input's index and position,
  * so a duplicate can name the first copy. */
@@ -45,12 +47,7 @@ struct cnt_ingest {
 	cnt_err *err;                /* the current call's */
 	int cb_failed;               /* a CSV callback set err */
 	cnt_buf text;                /* an Avro record as JSON */
-	/* a batch of JSON lines */
-	cnt_jsonl *jp[BATCH];
-	cnt_line lines[BATCH];
-	cnt_raw_event raw[BATCH];
-	cnt_raw_problem pb[BATCH];
-	cnt_fp fp[BATCH];
+	cnt_ahead *ahead;            /* JSON lines, read and parsed ahead */
 };
 
 static int any_approx(const cnt_defs *d)
@@ -91,9 +88,8 @@ cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 	g->cfg = *cfg;
 	cnt_report_init(&g->rej, cfg->rej_fd, cfg->rej_name, cfg->note, 0);
 	cnt_report_init(&g->dup, cfg->dup_fd, cfg->dup_name, NULL, 0);
-	for (int i = 0; i < BATCH; i++)
-		if ((g->jp[i] = cnt_jsonl_new()) == NULL)
-			goto oom;
+	if ((g->ahead = cnt_ahead_new()) == NULL)
+		goto oom;
 	g->adm = cnt_admit_new(&cfg->admit, err);
 	if (g->adm == NULL)
 		goto fail;
@@ -122,8 +118,7 @@ void cnt_ingest_free(cnt_ingest *g)
 {
 	if (g == NULL)
 		return;
-	for (int i = 0; i < BATCH; i++)
-		cnt_jsonl_free(g->jp[i]);
+	cnt_ahead_free(g->ahead);
 	cnt_writer_free(g->w);
 	cnt_writer_free(g->hw);
 	cnt_hold_free(g->hold);
@@ -235,57 +230,50 @@ static void progress(cnt_ingest *g, uint64_t n)
 
 /* ---- JSON lines -------------------------------------------------------------- */
 
-static int blank(const cnt_line *l)
-{
-	for (size_t k = 0; k < l->n; k++)
-		if (l->p[k] != ' ' && l->p[k] != '\t' && l->p[k] != '\r')
-			return 0;
-	return !l->overlong;
-}
-
 static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
 {
-	cnt_lines *lines = cnt_lines_new(fd, name, CNT_INGEST_LINE_MAX, pre, pren);
 	cnt_raw_problem overlong = {CNT_RAW_MALFORMED, NULL, ""};
-	long k = 0;
-	int rc = 0;
+	cnt_ahead_chunk c;
+	int rc = 0, got = 0;
 
-	if (lines == NULL)
-		return cnt_err_nomem(g->err);
 	snprintf(overlong.msg, sizeof(overlong.msg), "line longer than %zu bytes", CNT_INGEST_LINE_MAX);
-	while (rc == 0 && (k = cnt_lines_read(lines, g->lines, BATCH, g->err)) > 0) {
+	if (cnt_ahead_start(g->ahead, fd, name, CNT_INGEST_LINE_MAX, pre, pren, g->err) != 0)
+		return -1;
+	/* the lines come parsed (ahead.h); the duplicate table's slots are
+	 * prefetched in bursts, one burst ahead of the lines judged */
+	while (rc == 0 && (got = cnt_ahead_next(g->ahead, &c, g->err)) > 0) {
 		uint64_t records = 0;
 
-		/* Parse the batch and start every duplicate-table access ... */
-		for (long i = 0; i < k; i++) {
-			const cnt_line *l = &g->lines[i];
-
-			if (blank(l) || l->overlong)
-				continue;
-			if (cnt_jsonl_parse(g->jp[i], l->p, l->n, &g->raw[i], &g->pb[i]) == CNT_RAW_OK)
-				g->fp[i] = cnt_admit_prefetch(g->adm, &g->raw[i]);
-		}
-		/* ... then judge it in order. */
-		for (long i = 0; i < k && rc == 0; i++) {
-			const cnt_line *l = &g->lines[i];
+		for (size_t i = 0; i < c.n && rc == 0; i++) {
+			const cnt_line *l = &c.line[i];
 			rec_text t = {l->p, l->n, 0};
 
-			if (blank(l)) {
+			if (i % AHEAD == 0)
+				for (size_t j = i == 0 ? 0 : i + AHEAD; j < c.n && j < i + 2 * AHEAD; j++)
+					if (!c.line[j].overlong && c.pb[j].status == CNT_RAW_OK) {
+						/* the slot, and what the other thread wrote */
+						cnt_admit_prefetch_fp(g->adm, c.fp[j]);
+						for (size_t b = 0; b < sizeof(c.raw[j]); b += 64)
+							__builtin_prefetch((const char *)&c.raw[j] + b);
+						for (size_t b = 0; b < c.line[j].n && b < 256; b += 64)
+							__builtin_prefetch(c.line[j].p + b);
+					}
+			if (cnt_line_blank(l)) {
 				g->blank++;
 				continue;
 			}
 			records++;
 			if (l->overlong)
 				rc = reject_unread(g, l->no, &overlong, &t);
-			else if (g->pb[i].status != CNT_RAW_OK)
-				rc = reject_unread(g, l->no, &g->pb[i], &t);
+			else if (c.pb[i].status != CNT_RAW_OK)
+				rc = reject_unread(g, l->no, &c.pb[i], &t);
 			else
-				rc = judge(g, l->no, &g->raw[i], &g->fp[i], &t);
+				rc = judge(g, l->no, &c.raw[i], &c.fp[i], &t);
 		}
 		progress(g, records);
 	}
-	cnt_lines_free(lines);
-	return rc == 0 && k < 0 ? -1 : rc;
+	cnt_ahead_stop(g->ahead);
+	return rc == 0 && got < 0 ? -1 : rc;
 }
 
 /* ---- CSV ------------------------------------------------------------------------ */
@@ -338,7 +326,7 @@ static int read_avro(cnt_ingest *g, int fd, const char *name, const void *pre, s
 	size_t cap = 0;
 	cnt_raw_event ev;
 	cnt_val v;
-	int rc = 0, got;
+	int rc = 0, got = 0;
 
 	if (in == NULL)
 		return -1;

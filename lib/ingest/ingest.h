@@ -15,9 +15,10 @@
  * The run reads each input to its end in turn: its format is told by
  * input.h, its records are framed (lines, CSV rows, Avro records), parsed
  * (rawevent.h), judged (admit.h) and routed (report.h).  JSON lines are
- * judged in batches of 16: every line of a batch is parsed and its slot in
- * the duplicate table prefetched before any is judged, so the table's
- * cache misses overlap instead of queueing.
+ * read and parsed ahead on a thread of their own (ahead.h) and judged here
+ * in order, each one's slot in the duplicate table prefetched in bursts
+ * of 16, a burst ahead, so the table's cache misses overlap instead of
+ * queueing.
  *
  * Bad records never stop a run; what stops it is an input that cannot be
  * read as its format at all (a CSV header, an Avro container), a failed

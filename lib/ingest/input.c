@@ -166,6 +166,19 @@ static size_t take(cnt_lines *l, cnt_line *lines, size_t max)
 	return k;
 }
 
+size_t cnt_lines_take(cnt_lines *l, cnt_line *lines, size_t max)
+{
+	return take(l, lines, max);
+}
+
+int cnt_line_blank(const cnt_line *l)
+{
+	for (size_t k = 0; k < l->n; k++)
+		if (l->p[k] != ' ' && l->p[k] != '\t' && l->p[k] != '\r')
+			return 0;
+	return !l->overlong;
+}
+
 long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err)
 {
 	for (;;) {

@@ -80,4 +80,11 @@ void cnt_lines_free(cnt_lines *l);
  * input that does not end with '\n' has a last line all the same. */
 long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err);
 
+/* cnt_lines_read() without reading: only the lines already read, maybe
+ * none. */
+size_t cnt_lines_take(cnt_lines *l, cnt_line *lines, size_t max);
+
+/* 1 when l holds only blanks (space, tab, CR) and is not overlong. */
+int cnt_line_blank(const cnt_line *l);
+
 #endif

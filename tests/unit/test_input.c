@@ -49,20 +49,6 @@ static void test_sniff(void)
 	CHECK_EQ_INT(cnt_input_sniff("[{}]", 4), CNT_INPUT_CSV);
 }
 
-/* A file holding text, open for reading. */
-static int file_of(const char *text, size_t n)
-{
-	FILE *f = tmpfile();
-	int fd;
-
-	if (f == NULL || fwrite(text, 1, n, f) != n || fflush(f) != 0)
-		return -1;
-	fd = dup(fileno(f));
-	fclose(f);
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
-
 /* Reads every line of fd (max bytes a line), at most batch a call, into
  * out as "NO:TEXT|" or "NO:!TEXT|" for an overlong one. */
 static long all_lines(int fd, size_t max, const char *pre, size_t batch, char *out, size_t cap)
@@ -96,25 +82,25 @@ static void test_lines(void)
 	char out[4096];
 	int fd;
 
-	fd = file_of("a\n\nbc\r\nlast", 11);
+	fd = unit_file_of("a\n\nbc\r\nlast", 11);
 	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 4);
 	CHECK_EQ_STR(out, "1:a|2:|3:bc\r|4:last|");
 	close(fd);
 	/* one line a call; a prefix already read */
-	fd = file_of("c\nd\n", 4);
+	fd = unit_file_of("c\nd\n", 4);
 	CHECK_EQ_INT(all_lines(fd, 100, "a\nb", 1, out, sizeof(out)), 3);
 	CHECK_EQ_STR(out, "1:a|2:bc|3:d|");
 	close(fd);
 	/* an empty input has no line; one newline is one empty line */
-	fd = file_of("", 0);
+	fd = unit_file_of("", 0);
 	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 0);
 	close(fd);
-	fd = file_of("\n", 1);
+	fd = unit_file_of("\n", 1);
 	CHECK_EQ_INT(all_lines(fd, 100, "", 8, out, sizeof(out)), 1);
 	CHECK_EQ_STR(out, "1:|");
 	close(fd);
 	/* longer than max: overlong, the next lines as usual */
-	fd = file_of("12345\n123456\n1234567890123\nok\n123456", 36);
+	fd = unit_file_of("12345\n123456\n1234567890123\nok\n123456", 36);
 	CHECK_EQ_INT(all_lines(fd, 5, "", 8, out, sizeof(out)), 5);
 	CHECK_EQ_STR(out, "1:12345|2:!123456|3:!1234567890123|4:ok|5:!123456|");
 	close(fd);
@@ -144,7 +130,7 @@ static void test_lines_many(void)
 		n += len;
 		text[n++] = '\n';
 	}
-	fd = file_of(text, n);
+	fd = unit_file_of(text, n);
 	l = cnt_lines_new(fd, "t", 65536, "", 0);
 	while ((k = cnt_lines_read(l, lines, 16, &err)) > 0) {
 		for (long i = 0; i < k; i++) {

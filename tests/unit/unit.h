@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int unit_failed_checks;
 static int unit_tests_passed, unit_tests_failed;
@@ -49,6 +50,25 @@ static int unit_tests_passed, unit_tests_failed;
 		fprintf(stderr, "FAIL %s\n", #fn); \
 	} \
 } while (0)
+
+/* A file holding the n bytes at text, open for reading at its start
+ * (removed when closed), or -1. */
+static inline int unit_file_of(const void *text, size_t n)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	if (f == NULL || fwrite(text, 1, n, f) != n || fflush(f) != 0) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	fd = dup(fileno(f));
+	fclose(f);
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_SET);
+	return fd;
+}
 
 static inline int unit_report(const char *name)
 {

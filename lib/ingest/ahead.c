@@ -1,0 +1,240 @@
+/*
+ * ahead.c - JSON lines read and parsed ahead (see ahead.h).
+ */
+#include "ingest/ahead.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/buf.h"
+#include "ingest/admit.h"
+
+#define CHUNK_LINES 2048
+/* a chunk is cut once its lines hold this many bytes */
+#define CHUNK_BYTES ((size_t)1 << 20)
+/* chunks: the one the caller holds and three filled ahead */
+#define CHUNKS 4
+
+typedef struct chunk {
+	size_t n;
+	cnt_line line[CHUNK_LINES];
+	size_t off[CHUNK_LINES];     /* of each line's bytes in bytes, while it fills */
+	cnt_raw_event raw[CHUNK_LINES];
+	cnt_raw_problem pb[CHUNK_LINES];
+	cnt_fp fp[CHUNK_LINES];
+	cnt_jsonl *jp[CHUNK_LINES];  /* made as lines come: a short input makes few */
+	cnt_buf bytes;
+	int end;                     /* the input ends after these lines: 1 its end, -1 err */
+	cnt_err err;
+} chunk;
+
+struct cnt_ahead {
+	chunk *ch;
+	cnt_line got[CHUNK_LINES];   /* the reader thread's lines, before they are copied */
+	cnt_lines *lines;
+	pthread_t thread;
+	int running;                 /* thread started and not joined */
+	pthread_mutex_t mu;
+	pthread_cond_t cv_full, cv_free;
+	/* chunk i is ch[i % CHUNKS]; the thread has filled `filled`, the
+	 * caller has let go of `done` (it holds chunk done while it reads it) */
+	uint64_t filled, done;
+	int holding, stop;
+};
+
+cnt_ahead *cnt_ahead_new(void)
+{
+	cnt_ahead *a = calloc(1, sizeof(*a));
+
+	if (a == NULL)
+		return NULL;
+	if ((a->ch = calloc(CHUNKS, sizeof(*a->ch))) == NULL) {
+		free(a);
+		return NULL;
+	}
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->cv_full, NULL);
+	pthread_cond_init(&a->cv_free, NULL);
+	return a;
+}
+
+void cnt_ahead_free(cnt_ahead *a)
+{
+	if (a == NULL)
+		return;
+	if (a->ch != NULL) {
+		cnt_ahead_stop(a);
+		for (int k = 0; k < CHUNKS; k++) {
+			for (int i = 0; i < CHUNK_LINES; i++)
+				cnt_jsonl_free(a->ch[k].jp[i]);
+			cnt_buf_release(&a->ch[k].bytes);
+		}
+		pthread_mutex_destroy(&a->mu);
+		pthread_cond_destroy(&a->cv_full);
+		pthread_cond_destroy(&a->cv_free);
+	}
+	free(a->ch);
+	free(a);
+}
+
+/* Fills c with the next lines of the input, copied out of the line
+ * reader's buffer, and parses them. */
+static void fill(cnt_ahead *a, chunk *c)
+{
+	c->n = 0;
+	c->bytes.len = 0;
+	c->end = 0;
+	while (c->n < CHUNK_LINES && c->bytes.len < CHUNK_BYTES) {
+		long k = (long)cnt_lines_take(a->lines, a->got, CHUNK_LINES - c->n);
+
+		if (k == 0) {
+			/* Only what was read already goes in a chunk: lines that
+			 * have come are judged before the input is waited on (a
+			 * stalled writer's lines are not held back). */
+			if (c->n > 0)
+				break;
+			/* the one place the thread waits on the input: cancelled
+			 * there when the caller stops early */
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+			k = cnt_lines_read(a->lines, a->got, CHUNK_LINES - c->n, &c->err);
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+			if (k <= 0) {
+				c->end = k == 0 ? 1 : -1;
+				break;
+			}
+		}
+		for (long j = 0; j < k; j++) {
+			if (cnt_buf_reserve(&c->bytes, a->got[j].n) != 0) {
+				cnt_err_nomem(&c->err);
+				c->end = -1;
+				break;
+			}
+			if (a->got[j].n > 0)   /* an empty line: bytes may have no memory yet */
+				memcpy(c->bytes.p + c->bytes.len, a->got[j].p, a->got[j].n);
+			c->line[c->n] = a->got[j];
+			c->off[c->n++] = c->bytes.len;
+			c->bytes.len += a->got[j].n;
+		}
+		if (c->end)
+			break;
+	}
+	for (size_t i = 0; i < c->n; i++) {
+		cnt_line *l = &c->line[i];
+
+		l->p = c->bytes.p ? (const char *)c->bytes.p + c->off[i] : "";   /* only empty lines: no memory */
+		if (cnt_line_blank(l) || l->overlong)
+			continue;
+		if (c->jp[i] == NULL && (c->jp[i] = cnt_jsonl_new()) == NULL) {
+			/* this line cannot be parsed: the input ends before it */
+			cnt_err_nomem(&c->err);
+			c->end = -1;
+			c->n = i;
+			break;
+		}
+		if (cnt_jsonl_parse(c->jp[i], l->p, l->n, &c->raw[i], &c->pb[i]) == CNT_RAW_OK)
+			c->fp[i] = cnt_admit_fp(&c->raw[i]);
+	}
+}
+
+static void *reader(void *arg)
+{
+	cnt_ahead *a = arg;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;) {
+		chunk *c;
+		int end;
+
+		pthread_mutex_lock(&a->mu);
+		while (!a->stop && a->filled - a->done >= CHUNKS)
+			pthread_cond_wait(&a->cv_free, &a->mu);
+		if (a->stop) {
+			pthread_mutex_unlock(&a->mu);
+			return NULL;
+		}
+		c = &a->ch[a->filled % CHUNKS];
+		pthread_mutex_unlock(&a->mu);
+		fill(a, c);
+		end = c->end;
+		pthread_mutex_lock(&a->mu);
+		a->filled++;
+		pthread_cond_signal(&a->cv_full);
+		pthread_mutex_unlock(&a->mu);
+		if (end)
+			return NULL;
+	}
+}
+
+int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
+	cnt_err *err)
+{
+	int e;
+
+	cnt_ahead_stop(a);
+	if ((a->lines = cnt_lines_new(fd, name, max, pre, pren)) == NULL)
+		return cnt_err_nomem(err);
+	a->filled = a->done = 0;
+	a->holding = a->stop = 0;
+	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
+		cnt_lines_free(a->lines);
+		a->lines = NULL;
+		return cnt_err_set(err, "cannot start a thread to read '%s': %s", name, strerror(e));
+	}
+	a->running = 1;
+	return 0;
+}
+
+/* What the input's end is, once every line was handed out: 0 or -1. */
+static int end_of(const chunk *c, cnt_err *err)
+{
+	if (c->end > 0)
+		return 0;
+	*err = c->err;
+	return -1;
+}
+
+int cnt_ahead_next(cnt_ahead *a, cnt_ahead_chunk *out, cnt_err *err)
+{
+	chunk *c;
+
+	pthread_mutex_lock(&a->mu);
+	if (a->holding) {
+		c = &a->ch[a->done % CHUNKS];
+		if (c->end) {   /* its lines were handed out: now the end */
+			pthread_mutex_unlock(&a->mu);
+			return end_of(c, err);
+		}
+		a->done++;
+		a->holding = 0;
+		pthread_cond_signal(&a->cv_free);
+	}
+	while (a->filled == a->done)
+		pthread_cond_wait(&a->cv_full, &a->mu);
+	a->holding = 1;
+	pthread_mutex_unlock(&a->mu);
+	c = &a->ch[a->done % CHUNKS];
+	if (c->n == 0)
+		return end_of(c, err);
+	out->n = c->n;
+	out->line = c->line;
+	out->raw = c->raw;
+	out->pb = c->pb;
+	out->fp = c->fp;
+	return 1;
+}
+
+void cnt_ahead_stop(cnt_ahead *a)
+{
+	if (!a->running)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = 1;
+	pthread_cond_signal(&a->cv_free);
+	pthread_mutex_unlock(&a->mu);
+	pthread_cancel(a->thread);
+	pthread_join(a->thread, NULL);
+	a->running = 0;
+	cnt_lines_free(a->lines);
+	a->lines = NULL;
+}

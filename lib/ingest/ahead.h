@@ -1,0 +1,59 @@
+/*
+ * ahead.h - JSON lines read and parsed ahead of admission, on a thread of
+ * their own.
+ *
+ * Admission is in order and on one thread (the duplicate table, the
+ * quotas, the log's order).  Reading the input, cutting it into lines,
+ * parsing each line and computing its duplicate-table fingerprint need
+ * nothing of admission, so a second thread does them a chunk of lines
+ * ahead: the admitting thread is left the judging, the encoding and the
+ * writing.  What the caller sees is what cnt_lines_read() and
+ * cnt_jsonl_parse() give one line at a time: the same lines, numbers,
+ * overlong flags, events and problems, in input order, then the end or
+ * the read error that stopped the input (after every line before it).
+ */
+#ifndef CNT_AHEAD_H
+#define CNT_AHEAD_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "ingest/input.h"
+#include "ingest/rawevent.h"
+#include "base/fpset.h"
+
+/* A chunk of lines, parsed.  For a line that is blank or overlong, raw,
+ * pb and fp are not set; for one whose pb.status is not CNT_RAW_OK, raw
+ * and fp are not meaningful. */
+typedef struct cnt_ahead_chunk {
+	size_t n;
+	const cnt_line *line;
+	const cnt_raw_event *raw;
+	const cnt_raw_problem *pb;
+	const cnt_fp *fp;            /* cnt_admit_fp() of raw */
+} cnt_ahead_chunk;
+
+typedef struct cnt_ahead cnt_ahead;
+
+/* Returns a reader with its chunks and parsers (reused for every input),
+ * or NULL when out of memory. */
+cnt_ahead *cnt_ahead_new(void);
+/* Stops a running input first (cnt_ahead_stop). */
+void cnt_ahead_free(cnt_ahead *a);
+
+/* Starts reading fd (not closed), named name, whose first pren bytes
+ * (pre) were read already, with lines longer than max bytes overlong
+ * (cnt_lines_new).  0, or -1 with err set. */
+int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
+	cnt_err *err);
+
+/* The next chunk, valid until the next call or cnt_ahead_stop: 1 with *c
+ * set, 0 at the end of the input, -1 with err set (a read error, or out
+ * of memory while reading ahead). */
+int cnt_ahead_next(cnt_ahead *a, cnt_ahead_chunk *c, cnt_err *err);
+
+/* Ends the input: at its end, or early (a thread blocked reading a pipe
+ * is cancelled there).  Nothing of it is valid afterwards. */
+void cnt_ahead_stop(cnt_ahead *a);
+
+#endif

@@ -1,0 +1,282 @@
+/*
+ * test_ahead.c - JSON lines read and parsed ahead (lib/ingest/ahead.h):
+ * what it hands out is what the line reader and the parser give one line
+ * at a time; lines that have come are not held back for the input to go
+ * on; stopping does not wait for an idle writer.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "ingest/admit.h"
+#include "ingest/ahead.h"
+#include "ingest/input.h"
+#include "ingest/rawevent.h"
+#include "unit.h"
+
+#define MAX 4096   /* longest line; longer ones are overlong */
+
+static void slice(cnt_buf *b, cnt_slice s)
+{
+	char n[32];
+
+	snprintf(n, sizeof(n), "%zu:", s.n);
+	cnt_buf_append(b, n, strlen(n));
+	if (s.n)
+		cnt_buf_append(b, s.p, s.n);
+	cnt_buf_append(b, "|", 1);
+}
+
+/* One line as text: its number, flags, bytes, and what the parser made
+ * of it (the problem, or the fields, the attrs and the fingerprint). */
+static void describe(cnt_buf *b, const cnt_line *l, const cnt_raw_event *raw, const cnt_raw_problem *pb,
+	const cnt_fp *fp)
+{
+	char head[128];
+
+	snprintf(head, sizeof(head), "%llu %d %zu ", (unsigned long long)l->no, l->overlong, l->n);
+	cnt_buf_append(b, head, strlen(head));
+	cnt_buf_append(b, l->p, l->n);
+	if (cnt_line_blank(l) || l->overlong) {
+		cnt_buf_append(b, "\n", 1);
+		return;
+	}
+	snprintf(head, sizeof(head), " => %d ", (int)pb->status);
+	cnt_buf_append(b, head, strlen(head));
+	if (pb->status != CNT_RAW_OK) {
+		cnt_buf_append(b, pb->msg, strlen(pb->msg));
+	} else {
+		slice(b, raw->idempotency_key);
+		slice(b, raw->tenant_id);
+		slice(b, raw->counter_id);
+		slice(b, raw->member_ref);
+		for (size_t i = 0; i < raw->nattrs; i++) {
+			slice(b, raw->attr_keys[i]);
+			slice(b, raw->attr_vals[i]);
+		}
+		snprintf(head, sizeof(head), "%lld %lld %016llx%016llx", (long long)raw->delta,
+			(long long)raw->event_time_ms, (unsigned long long)fp->hi, (unsigned long long)fp->lo);
+		cnt_buf_append(b, head, strlen(head));
+	}
+	cnt_buf_append(b, "\n", 1);
+}
+
+/* Every line of fd, one at a time, as describe() has it. */
+static int one_at_a_time(int fd, cnt_buf *out)
+{
+	cnt_lines *l = cnt_lines_new(fd, "t", MAX, "", 0);
+	cnt_jsonl *p = cnt_jsonl_new();
+	cnt_line line;
+	cnt_err err;
+	long k;
+
+	while ((k = cnt_lines_read(l, &line, 1, &err)) > 0) {
+		cnt_raw_event raw;
+		cnt_raw_problem pb;
+		cnt_fp fp = {0, 0};
+
+		if (!cnt_line_blank(&line) && !line.overlong &&
+		    cnt_jsonl_parse(p, line.p, line.n, &raw, &pb) == CNT_RAW_OK)
+			fp = cnt_admit_fp(&raw);
+		describe(out, &line, &raw, &pb, &fp);
+	}
+	cnt_jsonl_free(p);
+	cnt_lines_free(l);
+	return (int)k;
+}
+
+/* Every line of fd through a, as describe() has it; *chunks counted. */
+static int through(cnt_ahead *a, int fd, cnt_buf *out, int *chunks)
+{
+	cnt_ahead_chunk c;
+	cnt_err err;
+	int rc;
+
+	*chunks = 0;
+	if (cnt_ahead_start(a, fd, "t", MAX, "", 0, &err) != 0)
+		return -2;
+	while ((rc = cnt_ahead_next(a, &c, &err)) > 0) {
+		(*chunks)++;
+		for (size_t i = 0; i < c.n; i++)
+			describe(out, &c.line[i], &c.raw[i], &c.pb[i], &c.fp[i]);
+	}
+	/* the end stays the end */
+	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), rc);
+	cnt_ahead_stop(a);
+	return rc;
+}
+
+/* 20,000 lines of every kind: events (some with escapes, whose strings
+ * are the parser's own copies, and attrs), malformed lines, bad fields,
+ * blank lines, a CR at the end, overlong lines; a last line without its
+ * newline.  The same text, lines, events and problems, in order, and
+ * more than one chunk. */
+static void test_same_as_one_at_a_time(void)
+{
+	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT;
+	cnt_ahead *a = cnt_ahead_new();
+	int fd, chunks;
+
+	for (int i = 0; i < 20000; i++) {
+		char line[512];
+
+		switch (i % 9) {
+		case 0: snprintf(line, sizeof(line), "not json %d\n", i); break;
+		case 1: snprintf(line, sizeof(line), "\n"); break;
+		case 2: snprintf(line, sizeof(line), " \t\r\n"); break;
+		case 3: snprintf(line, sizeof(line), "{\"idempotency_key\":\"k%d\",\"delta\":\"x\"}\n", i); break;
+		case 4: snprintf(line, sizeof(line), "{\"idempotency_key\":\"k\\u00e9%d\",\"tenant_id\":\"t\\n\","
+			"\"counter_id\":\"c\",\"member_ref\":\"m%d\",\"delta\":%d,"
+			"\"event_time\":\"2026-03-01T10:00:00Z\",\"attrs\":{\"b\":\"x\\\"y\",\"a\":\"%d\"}}\r\n",
+			i, i % 7, i, i); break;
+		default: snprintf(line, sizeof(line), "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"acme\","
+			"\"counter_id\":\"distance_m\",\"member_ref\":\"m%d\",\"delta\":%d,"
+			"\"event_time\":%d}\n", i, i % 101, i, 1772359200 + i); break;
+		}
+		cnt_buf_append(&text, line, strlen(line));
+		if (i % 5000 == 17)
+			for (int j = 0; j < MAX + 10; j++)
+				cnt_buf_append(&text, j + 1 == MAX + 10 ? "\n" : "o", 1);
+	}
+	cnt_buf_append(&text, "{\"no\":\"newline\"}", 16);
+	if (a == NULL)
+		CHECK(0);
+	fd = unit_file_of((const char *)text.p, text.len);
+	CHECK_EQ_INT(one_at_a_time(fd, &want), 0);
+	cnt_buf_putc(&want, 0);   /* a C string for strstr below */
+	want.len--;
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+	CHECK(chunks > 5);
+	CHECK(want.len > text.len);
+	{
+		/* the comparison covers parsed events, not only problems:
+		 * 5 lines in 9 are events (and 1 in 9 a bad field) */
+		size_t ok = 0;
+
+		for (const char *q = (const char *)want.p; (q = strstr(q, " => 0 ")) != NULL; q++)
+			ok++;
+		CHECK(ok > 20000 * 5 / 9 - 10);
+	}
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	close(fd);
+	/* the reader is reused: a second input, an empty one */
+	got.len = 0;
+	fd = unit_file_of("", 0);
+	CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+	CHECK_EQ_INT(chunks, 0);
+	CHECK_EQ_INT(got.len, 0);
+	close(fd);
+	/* empty lines first: a chunk whose bytes have no memory yet */
+	{
+		static const char t[] = "\n\n{\"idempotency_key\":\"z\"}\n";
+
+		got.len = want.len = 0;
+		fd = unit_file_of(t, sizeof(t) - 1);
+		CHECK_EQ_INT(one_at_a_time(fd, &want), 0);
+		lseek(fd, 0, SEEK_SET);
+		CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+		CHECK(want.len > 0 && got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+		close(fd);
+		fd = unit_file_of("\n\n", 2);
+		CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+		CHECK_EQ_INT(chunks, 1);
+		close(fd);
+	}
+	cnt_ahead_free(a);
+	cnt_buf_release(&text);
+	cnt_buf_release(&want);
+	cnt_buf_release(&got);
+}
+
+/* A writer that sends two lines, then holds the pipe open until told. */
+struct idle {
+	int fd, go[2];
+};
+
+static void *write_idle(void *arg)
+{
+	struct idle *w = arg;
+	const char *two = "{\"idempotency_key\":\"a\"}\nnot json\n";
+	char c;
+
+	if (write(w->fd, two, strlen(two)) != (ssize_t)strlen(two))
+		return NULL;
+	if (read(w->go[0], &c, 1) < 0) {
+		/* the pipe is closed all the same */
+	}
+	close(w->fd);
+	return NULL;
+}
+
+/* Lines that have come are handed out while the writer is idle; stopping
+ * then, with the thread waiting on the pipe, does not wait for the writer;
+ * and the reader is reusable afterwards. */
+static void test_idle_writer(void)
+{
+	cnt_ahead *a = cnt_ahead_new();
+	struct idle w;
+	cnt_ahead_chunk c;
+	cnt_err err;
+	pthread_t t;
+	int p[2];
+
+	if (a == NULL || pipe(p) != 0 || pipe(w.go) != 0) {
+		CHECK(0);
+		return;
+	}
+	w.fd = p[1];
+	alarm(30);   /* a reader that waits for the writer would hang: fail instead */
+	pthread_create(&t, NULL, write_idle, &w);
+	CHECK_EQ_INT(cnt_ahead_start(a, p[0], "pipe", MAX, "", 0, &err), 0);
+	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
+	CHECK_EQ_INT(c.n, 2);
+	CHECK_EQ_INT(c.line[1].no, 2);
+	CHECK_EQ_INT(c.pb[0].status, CNT_RAW_OK);
+	CHECK_EQ_INT(c.pb[1].status, CNT_RAW_MALFORMED);
+	/* the thread now waits on the pipe; the writer is still idle */
+	usleep(50 * 1000);
+	cnt_ahead_stop(a);
+	alarm(0);
+	if (write(w.go[1], "x", 1) != 1)
+		CHECK(0);
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(w.go[0]);
+	close(w.go[1]);
+	/* a read error: a descriptor open for writing only */
+	{
+		int wo = open("/dev/null", O_WRONLY);
+
+		CHECK_EQ_INT(cnt_ahead_start(a, wo, "w.jsonl", MAX, "", 0, &err), 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), -1);
+		CHECK(strncmp(err.msg, "cannot read 'w.jsonl': ", 23) == 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), -1);
+		cnt_ahead_stop(a);
+		close(wo);
+	}
+	/* prefix bytes already read count as the input's first */
+	{
+		int fd = unit_file_of("\"x\"}\n", 5);
+
+		CHECK_EQ_INT(cnt_ahead_start(a, fd, "f", MAX, "{\"idempotency_key\":", 19, &err), 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
+		CHECK_EQ_INT(c.n, 1);
+		CHECK(c.line[0].n == 23 && memcmp(c.line[0].p, "{\"idempotency_key\":\"x\"}", 23) == 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 0);
+		close(fd);
+	}
+	cnt_ahead_free(a);   /* stops the last input itself */
+}
+
+int main(void)
+{
+	RUN(test_same_as_one_at_a_time);
+	RUN(test_idle_writer);
+	return unit_report("test_ahead");
+}
