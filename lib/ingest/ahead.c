@@ -123,8 +123,10 @@ static void fill(cnt_ahead *a, chunk *c)
 		cnt_line *l = &c->line[i];
 
 		l->p = c->bytes.p ? (const char *)c->bytes.p + c->off[i] : "";   /* only empty lines: no memory */
-		if (cnt_line_blank(l) || l->overlong)
+		if (cnt_line_blank(l) || l->overlong) {
+			c->pb[i].status = CNT_RAW_MALFORMED;   /* not parsed (ahead.h) */
 			continue;
+		}
 		if (c->jp[i] == NULL && (c->jp[i] = cnt_jsonl_new()) == NULL) {
 			/* this line cannot be parsed: the input ends before it */
 			cnt_err_nomem(&c->err);

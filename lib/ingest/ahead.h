@@ -22,9 +22,10 @@
 #include "ingest/rawevent.h"
 #include "base/fpset.h"
 
-/* A chunk of lines, parsed.  For a line that is blank or overlong, raw,
- * pb and fp are not set; for one whose pb.status is not CNT_RAW_OK, raw
- * and fp are not meaningful. */
+/* A chunk of lines, parsed.  A line that is blank or overlong is not
+ * parsed: its pb.status is CNT_RAW_MALFORMED, and the rest of pb, raw
+ * and fp are not set.  For any line whose pb.status is not CNT_RAW_OK,
+ * raw and fp are not meaningful. */
 typedef struct cnt_ahead_chunk {
 	size_t n;
 	const cnt_line *line;

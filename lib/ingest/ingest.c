@@ -250,7 +250,7 @@ static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, s
 
 			if (i % AHEAD == 0)
 				for (size_t j = i == 0 ? 0 : i + AHEAD; j < c.n && j < i + 2 * AHEAD; j++)
-					if (!c.line[j].overlong && c.pb[j].status == CNT_RAW_OK) {
+					if (c.pb[j].status == CNT_RAW_OK) {
 						/* the slot, and what the other thread wrote */
 						cnt_admit_prefetch_fp(g->adm, c.fp[j]);
 						for (size_t b = 0; b < sizeof(c.raw[j]); b += 64)
