@@ -281,7 +281,7 @@ static int stored_payload(int fd, uint64_t off, cnt_buf *out)
 
 /* The level that compresses the first block's records into the bytes
  * stored for it: the codec's default first, then each level of its range
- * in turn.  -1 (the default) when none does or the codec has no levels. */
+ * in turn.  CNT_LEVEL_DEFAULT when none does or the codec has no levels. */
 static int find_level(int fd, cnt_codec_id codec, const cnt_block *b, int *level, cnt_err *err)
 {
 	/* zstandard from -7: the fast levels that people use (zstd --fast=1..7) */
@@ -302,6 +302,8 @@ static int find_level(int fd, cnt_codec_id codec, const cnt_block *b, int *level
 		int try = l < lo[codec] ? CNT_LEVEL_DEFAULT : l;
 		cnt_err e2;
 
+		if (codec == CNT_CODEC_ZSTD && l == 0)   /* not a level of its: the default's other name */
+			continue;
 		if (cnt_codec_compress(c, codec, try, b->data, b->len, &again, &e2) != 0) {
 			if (e2.kind == CNT_ERR_NOMEM) {
 				*err = e2;

@@ -19,7 +19,8 @@
  * bytes); the writer's sync marker and block cut.  Records are copied as
  * they are encoded, never decoded and encoded again.  So a segment
  * written by a cnt tool becomes, byte for byte, what that tool would have
- * written without the erased events.  Segments without a matching event
+ * written without the erased events (unless its level was not found: a
+ * zstandard fast level below -7 is rewritten at the default).  Segments without a matching event
  * are not written at all.
  *
  * Order of work, so that a failure or a signal at any point leaves the

@@ -11,10 +11,18 @@
 #include "ingest/admit.h"
 
 #define CHUNK_LINES 2048
-/* a chunk is cut once its lines hold this many bytes */
+/* a chunk is cut once its lines hold this many bytes (checked every
+ * TAKE lines, so it holds at most TAKE lines more) */
 #define CHUNK_BYTES ((size_t)1 << 20)
+#define TAKE 64
 /* chunks: the one the caller holds and three filled ahead */
 #define CHUNKS 4
+/* A parser keeps what its largest line needed (scratch for unescaped
+ * strings, attrs arrays).  One that holds more than this is let go when
+ * its chunk is filled again, and made anew if a line needs it: so the
+ * 8,192 parsers keep at most 32 MiB between chunks, whatever the lines
+ * were, and a chunk in use at most what its own lines need. */
+#define PARSER_KEEP ((size_t)4 << 10)
 
 typedef struct chunk {
 	size_t n;
@@ -31,7 +39,7 @@ typedef struct chunk {
 
 struct cnt_ahead {
 	chunk *ch;
-	cnt_line got[CHUNK_LINES];   /* the reader thread's lines, before they are copied */
+	cnt_line got[TAKE];          /* the reader thread's lines, before they are copied */
 	cnt_lines *lines;
 	pthread_t thread;
 	int running;                 /* thread started and not joined */
@@ -82,11 +90,18 @@ void cnt_ahead_free(cnt_ahead *a)
  * reader's buffer, and parses them. */
 static void fill(cnt_ahead *a, chunk *c)
 {
+	for (size_t i = 0; i < CHUNK_LINES; i++)
+		if (c->jp[i] != NULL && cnt_jsonl_held(c->jp[i]) > PARSER_KEEP) {
+			cnt_jsonl_free(c->jp[i]);
+			c->jp[i] = NULL;
+		}
 	c->n = 0;
 	c->bytes.len = 0;
 	c->end = 0;
 	while (c->n < CHUNK_LINES && c->bytes.len < CHUNK_BYTES) {
-		long k = (long)cnt_lines_take(a->lines, a->got, CHUNK_LINES - c->n);
+		/* lines a few at a time, so that the byte limit holds too */
+		size_t room = CHUNK_LINES - c->n < TAKE ? CHUNK_LINES - c->n : TAKE;
+		long k = (long)cnt_lines_take(a->lines, a->got, room);
 
 		if (k == 0) {
 			/* Only what was read already goes in a chunk: lines that
@@ -97,7 +112,7 @@ static void fill(cnt_ahead *a, chunk *c)
 			/* the one place the thread waits on the input: cancelled
 			 * there when the caller stops early */
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
-			k = cnt_lines_read(a->lines, a->got, CHUNK_LINES - c->n, &c->err);
+			k = cnt_lines_read(a->lines, a->got, room, &c->err);
 			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 			if (k <= 0) {
 				c->end = k == 0 ? 1 : -1;

@@ -287,6 +287,11 @@ cnt_jsonl *cnt_jsonl_new(void)
 	return calloc(1, sizeof(cnt_jsonl));
 }
 
+size_t cnt_jsonl_held(const cnt_jsonl *p)
+{
+	return sizeof(*p) + p->scap + 3 * p->acap * sizeof(cnt_slice);
+}
+
 void cnt_jsonl_free(cnt_jsonl *p)
 {
 	if (p == NULL)

@@ -53,6 +53,8 @@ typedef struct cnt_jsonl cnt_jsonl;
  * memory.  Free it with cnt_jsonl_free(). */
 cnt_jsonl *cnt_jsonl_new(void);
 void cnt_jsonl_free(cnt_jsonl *p);
+/* The bytes p holds: it keeps what its largest line needed. */
+size_t cnt_jsonl_held(const cnt_jsonl *p);
 
 /* Parses one line (without its '\n'; a trailing '\r' is tolerated) into *ev
  * and returns the status, also stored in pb->status with the message.

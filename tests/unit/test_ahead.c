@@ -67,9 +67,9 @@ static void describe(cnt_buf *b, const cnt_line *l, const cnt_raw_event *raw, co
 }
 
 /* Every line of fd, one at a time, as describe() has it. */
-static int one_at_a_time(int fd, cnt_buf *out)
+static int one_at_a_time(int fd, size_t max, cnt_buf *out)
 {
-	cnt_lines *l = cnt_lines_new(fd, "t", MAX, "", 0);
+	cnt_lines *l = cnt_lines_new(fd, "t", max, "", 0);
 	cnt_jsonl *p = cnt_jsonl_new();
 	cnt_line line;
 	cnt_err err;
@@ -91,14 +91,14 @@ static int one_at_a_time(int fd, cnt_buf *out)
 }
 
 /* Every line of fd through a, as describe() has it; *chunks counted. */
-static int through(cnt_ahead *a, int fd, cnt_buf *out, int *chunks)
+static int through(cnt_ahead *a, int fd, size_t max, cnt_buf *out, int *chunks)
 {
 	cnt_ahead_chunk c;
 	cnt_err err;
 	int rc;
 
 	*chunks = 0;
-	if (cnt_ahead_start(a, fd, "t", MAX, "", 0, &err) != 0)
+	if (cnt_ahead_start(a, fd, "t", max, "", 0, &err) != 0)
 		return -2;
 	while ((rc = cnt_ahead_next(a, &c, &err)) > 0) {
 		(*chunks)++;
@@ -147,11 +147,11 @@ static void test_same_as_one_at_a_time(void)
 	if (a == NULL)
 		CHECK(0);
 	fd = unit_file_of((const char *)text.p, text.len);
-	CHECK_EQ_INT(one_at_a_time(fd, &want), 0);
+	CHECK_EQ_INT(one_at_a_time(fd, MAX, &want), 0);
 	cnt_buf_putc(&want, 0);   /* a C string for strstr below */
 	want.len--;
 	lseek(fd, 0, SEEK_SET);
-	CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+	CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
 	CHECK(chunks > 5);
 	CHECK(want.len > text.len);
 	{
@@ -168,7 +168,7 @@ static void test_same_as_one_at_a_time(void)
 	/* the reader is reused: a second input, an empty one */
 	got.len = 0;
 	fd = unit_file_of("", 0);
-	CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+	CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
 	CHECK_EQ_INT(chunks, 0);
 	CHECK_EQ_INT(got.len, 0);
 	close(fd);
@@ -178,13 +178,13 @@ static void test_same_as_one_at_a_time(void)
 
 		got.len = want.len = 0;
 		fd = unit_file_of(t, sizeof(t) - 1);
-		CHECK_EQ_INT(one_at_a_time(fd, &want), 0);
+		CHECK_EQ_INT(one_at_a_time(fd, MAX, &want), 0);
 		lseek(fd, 0, SEEK_SET);
-		CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+		CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
 		CHECK(want.len > 0 && got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
 		close(fd);
 		fd = unit_file_of("\n\n", 2);
-		CHECK_EQ_INT(through(a, fd, &got, &chunks), 0);
+		CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
 		CHECK_EQ_INT(chunks, 1);
 		close(fd);
 	}
@@ -192,6 +192,58 @@ static void test_same_as_one_at_a_time(void)
 	cnt_buf_release(&text);
 	cnt_buf_release(&want);
 	cnt_buf_release(&got);
+}
+
+/* Lines as cnt-ingest gets them (up to 1 MiB): 6,000 short ones, so that
+ * one read holds more than a chunk's 2,048 lines and the rest wait for
+ * the next chunk; then 3,000 of about 1 KiB and some of 12 KiB and
+ * 300 KiB, all with escapes, so that chunks are cut at 1 MiB and parsers
+ * grow past what they keep (and are made again).  The same as one line
+ * at a time. */
+static void test_long_lines(void)
+{
+	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT, big = CNT_BUF_INIT;
+	cnt_ahead *a = cnt_ahead_new();
+	int fd, chunks;
+
+	for (int i = 0; i < 300 * 1024 / 2; i++)
+		cnt_buf_append(&big, i % 3 == 0 ? "\\u00e9" : i % 3 == 1 ? "\\\"" : "\\\\", i % 3 == 0 ? 6 : 2);
+	for (int i = 0; i < 9000; i++) {
+		char head[256];
+		size_t pad = i < 6000 ? 0 : i % 97 == 0 ? 12 * 1024 : 1000;
+
+		snprintf(head, sizeof(head), "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"acme\","
+			"\"counter_id\":\"distance_m\",\"member_ref\":\"m%d\",\"delta\":1,"
+			"\"event_time\":\"2026-03-01T10:00:00Z\",\"attrs\":{\"note\":\"", i, i % 13);
+		cnt_buf_append(&text, head, strlen(head));
+		if (i >= 6000 && i % 1000 == 500)
+			cnt_buf_append(&text, big.p, big.len);
+		for (size_t k = 0; k < pad; k += 2)
+			cnt_buf_append(&text, k % 10 ? "ab" : "\\n", 2);
+		cnt_buf_append(&text, "\"}}\n", 4);
+	}
+	if (a == NULL)
+		CHECK(0);
+	fd = unit_file_of(text.p, text.len);
+	CHECK_EQ_INT(one_at_a_time(fd, (size_t)1 << 20, &want), 0);
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ_INT(through(a, fd, (size_t)1 << 20, &got, &chunks), 0);
+	/* 6,000 short lines need 3 chunks (1 MiB of them); the 5 MiB after
+	 * them at least 5 */
+	CHECK(chunks >= 8);
+	CHECK(want.len > text.len);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	/* again through the same reader, whose parsers have grown */
+	got.len = 0;
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ_INT(through(a, fd, (size_t)1 << 20, &got, &chunks), 0);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	close(fd);
+	cnt_ahead_free(a);
+	cnt_buf_release(&text);
+	cnt_buf_release(&want);
+	cnt_buf_release(&got);
+	cnt_buf_release(&big);
 }
 
 /* A writer that sends two lines, then holds the pipe open until told. */
@@ -277,6 +329,7 @@ static void test_idle_writer(void)
 int main(void)
 {
 	RUN(test_same_as_one_at_a_time);
+	RUN(test_long_lines);
 	RUN(test_idle_writer);
 	return unit_report("test_ahead");
 }
