@@ -127,6 +127,10 @@ struct cnt_accum {
 	stream *streams;
 	size_t nstreams, cstreams;
 	uint32_t last_stream;
+	/* cnt_accum_add_hinted: stream id + 1 of a counter hint (0: not
+	 * yet known); checked against the event's version */
+	uint32_t *hint_sid;
+	size_t nhints;
 	/* members: interned strings */
 	cnt_buf mdata;
 	size_t *moff;
@@ -267,6 +271,7 @@ void cnt_accum_free(cnt_accum *a)
 			close(a->runs[i]);
 	free(a->runs);
 	free(a->streams);
+	free(a->hint_sid);
 	cnt_buf_release(&a->mdata);
 	cnt_buf_release(&a->ddata);
 	cnt_buf_release(&a->dkey);
@@ -330,6 +335,33 @@ static int stream_of(cnt_accum *a, cnt_slice tenant, cnt_slice counter, int32_t 
 	s->cn = counter.n;
 	s->version = version;
 	*out = a->last_stream = (uint32_t)a->nstreams++;
+	return 0;
+}
+
+/* stream_of() for an event whose counter's definitions index is hint:
+ * the same index always names the same tenant and counter, so the
+ * strings are compared only the first time (and when the version
+ * differs from the last one seen). */
+static int stream_hinted(cnt_accum *a, uint32_t hint, const cnt_event *e, uint32_t *out)
+{
+	if (hint < a->nhints && a->hint_sid[hint] != 0 &&
+	    a->streams[a->hint_sid[hint] - 1].version == e->counter_version) {
+		*out = a->hint_sid[hint] - 1;
+		return 0;
+	}
+	if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, out) != 0)
+		return -1;
+	if (hint >= a->nhints) {
+		size_t c = (size_t)hint + 8;
+		uint32_t *v = realloc(a->hint_sid, c * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		memset(v + a->nhints, 0, (c - a->nhints) * sizeof(*v));
+		a->hint_sid = v;
+		a->nhints = c;
+	}
+	a->hint_sid[hint] = *out + 1;
 	return 0;
 }
 
@@ -896,7 +928,8 @@ static int sketches(const cnt_windowed *w)
  * touches, and for an item its sketch, then the place in the sketch
  * that the item changes.  At a few million groups every one of those is
  * a cache miss, and this way they overlap. */
-int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt_err *err)
+int cnt_accum_add_hinted(cnt_accum *a, const cnt_windowed *const *w, const cnt_accum_hint *hint, size_t n,
+	cnt_err *err)
 {
 	uint32_t sid[CNT_ACCUM_BATCH], mid[CNT_ACCUM_BATCH];
 	uint64_t mh[CNT_ACCUM_BATCH], gh[CNT_ACCUM_BATCH], ih[CNT_ACCUM_BATCH];
@@ -909,9 +942,10 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 	for (size_t i = 0; i < n; i++) {
 		const cnt_event *e = &w[i]->ev;
 
-		if (stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i]) != 0)
+		if ((hint ? stream_hinted(a, hint[i].counter, e, &sid[i])
+			  : stream_of(a, e->tenant_id, e->counter_id, e->counter_version, &sid[i])) != 0)
 			return cnt_err_nomem(err);
-		mh[i] = XXH3_64bits(e->member_ref.p, e->member_ref.n);
+		mh[i] = hint ? hint[i].member_hash : XXH3_64bits(e->member_ref.p, e->member_ref.n);
 		__builtin_prefetch(&a->mslots[mh[i] & a->mmask]);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -975,6 +1009,11 @@ int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt
 		    (w[i]->ndims > 0 && add_dims(a, w[i], sid[i], mid[i], ih[i], err) != 0))
 			return -1;
 	return check_memory(a, err);
+}
+
+int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt_err *err)
+{
+	return cnt_accum_add_hinted(a, w, NULL, n, err);
 }
 
 int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err)

@@ -74,6 +74,18 @@ int cnt_accum_add_event(cnt_accum *a, const cnt_windowed *w, cnt_err *err);
 int cnt_accum_add_events(cnt_accum *a, const cnt_windowed *w, size_t n, cnt_err *err);
 /* The same, given pointers to the events (n <= CNT_ACCUM_BATCH). */
 int cnt_accum_add_refs(cnt_accum *a, const cnt_windowed *const *w, size_t n, cnt_err *err);
+/* What cnt-count's reader already knows of an event, so that the
+ * accumulator does not find it again: its counter's index in the
+ * definitions (an index names one tenant and counter for the
+ * accumulator's whole life; the version is still the event's) and
+ * XXH3_64bits() of its member_ref. */
+typedef struct cnt_accum_hint {
+	uint32_t counter;
+	uint64_t member_hash;
+} cnt_accum_hint;
+/* cnt_accum_add_refs() with a hint for each event (hint NULL: none). */
+int cnt_accum_add_hinted(cnt_accum *a, const cnt_windowed *const *w, const cnt_accum_hint *hint, size_t n,
+	cnt_err *err);
 /* Adds one bucket record (merging bucket files).  0 or -1. */
 int cnt_accum_add_bucket(cnt_accum *a, const cnt_bucket *b, cnt_err *err);
 /* Moves everything b holds (groups, spilled runs, statistics) into a,

@@ -26,7 +26,8 @@ typedef struct slot {
 	size_t off, len;            /* its Avro bytes in the batch */
 	cnt_dkey key;
 	uint64_t t, h;
-	size_t counter;
+	cnt_count_target tg;        /* what admission found: not looked up again */
+	uint64_t mh;                /* XXH3_64bits of the member, once judged */
 	int part;                   /* -1: a duplicate; else the accumulator (0, 1) of its member */
 } slot;
 
@@ -170,7 +171,7 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 	s->key = cnt_dedup_event_key(t->version, ev);
 	s->t = cnt_dedup_event_second(ev);
 	s->h = t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0;
-	s->counter = t->counter_index;
+	s->tg = *t;
 	b->n++;
 	return 0;
 }
@@ -186,29 +187,27 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 		cnt_dedup_filter_prefetch(fu->filter, b->s[i].key);
 	for (size_t i = 0; i < b->n; i++) {
 		slot *s = &b->s[i];
-		cnt_count_reject why;
 		int rc;
 
 		if (i % AHEAD == 0)
 			for (size_t j = i + AHEAD; j < b->n && j < i + 2 * AHEAD; j++)
 				cnt_dedup_filter_prefetch(fu->filter, b->s[j].key);
 
-		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->counter, b->bytes + s->off, s->len, err);
+		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->tg.counter_index, b->bytes + s->off, s->len,
+			err);
 		if (rc < 0)
 			return -1;
 		if (rc > 0) {
 			s->part = -1;
 			continue;
 		}
-		rc = cnt_window_attribute(fu->win, &s->wv.ev, &s->wv, &why, err);
-		if (rc > 0)   /* cannot happen: admitted with the same definitions */
-			return cnt_err_set(err, "internal: an admitted event is not declared: %s", why.msg);
-		if (rc < 0)
+		if (cnt_window_attribute_as(fu->win, &s->wv.ev, &s->tg, &s->wv, err) != 0)
 			return -1;
-		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->counter);
+		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->tg.counter_index);
 		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
 			return -1;
-		s->part = parts == 1 ? 0 : (int)(XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n) >> 63);
+		s->mh = XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n);
+		s->part = parts == 1 ? 0 : (int)(s->mh >> 63);
 		b->mine[s->part][b->nmine[s->part]++] = (uint16_t)i;
 	}
 	return 0;
@@ -219,18 +218,23 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
 {
 	const cnt_windowed *pend[CNT_ACCUM_BATCH];
+	cnt_accum_hint hint[CNT_ACCUM_BATCH];
 	size_t np = 0;
 
 	/* only this side's events: the other's slots are not touched */
 	for (size_t j = 0; j < b->nmine[k]; j++) {
-		pend[np++] = &b->s[b->mine[k][j]].wv;
+		const slot *s = &b->s[b->mine[k][j]];
+
+		hint[np].counter = (uint32_t)s->tg.counter_index;
+		hint[np].member_hash = s->mh;
+		pend[np++] = &s->wv;
 		if (np == CNT_ACCUM_BATCH) {
-			if (cnt_accum_add_refs(acc, pend, np, err) != 0)
+			if (cnt_accum_add_hinted(acc, pend, hint, np, err) != 0)
 				return -1;
 			np = 0;
 		}
 	}
-	return np > 0 ? cnt_accum_add_refs(acc, pend, np, err) : 0;
+	return np > 0 ? cnt_accum_add_hinted(acc, pend, hint, np, err) : 0;
 }
 
 static void empty(batch *b)

@@ -89,14 +89,12 @@ void cnt_window_set_map(cnt_window *w, const cnt_shardmap *m)
 	w->map = m;
 }
 
-static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_count_target *t,
-	cnt_count_reject *rej, cnt_err *err)
+/* Attributes e, of target t in w's definitions.  0 or -1. */
+static int attribute_target(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,
+	cnt_err *err)
 {
-	cnt_tz_cursor *cur;
+	cnt_tz_cursor *cur = &w->cursor[t->tenant_index];
 
-	if (cnt_count_lookup(w->defs, w->defs_name, e, t, rej) != 0)
-		return 1;
-	cur = &w->cursor[t->tenant_index];
 	if (!w->cursor_ok[t->tenant_index]) {
 		const cnt_tz *tz = cnt_tz_cache_get(w->zones, t->tenant->timezone, err);
 
@@ -131,9 +129,18 @@ static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_c
 		else
 			out->shard = cnt_window_shard(e->event_id.p, e->event_id.n, k);
 	}
-	out->ev = *e;
+	if (e != &out->ev)
+		out->ev = *e;
 	cnt_windowed_dim_values(out);
 	return 0;
+}
+
+static int attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out, cnt_count_target *t,
+	cnt_count_reject *rej, cnt_err *err)
+{
+	if (cnt_count_lookup(w->defs, w->defs_name, e, t, rej) != 0)
+		return 1;
+	return attribute_target(w, e, t, out, err);
 }
 
 int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
@@ -142,6 +149,12 @@ int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
 	cnt_count_target t;
 
 	return attribute(w, e, out, &t, rej, err);
+}
+
+int cnt_window_attribute_as(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,
+	cnt_err *err)
+{
+	return attribute_target(w, e, t, out, err);
 }
 
 /* b - a, held at the ends of the range instead of overflowing. */

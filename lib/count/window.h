@@ -79,6 +79,11 @@ void cnt_window_set_map(cnt_window *w, const struct cnt_shardmap *m);
  * the tenant's timezone cannot be loaded or memory runs out. */
 int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
 	cnt_count_reject *rej, cnt_err *err);
+/* The same for e already looked up as t (cnt_count_lookup() over the
+ * definitions w was made with): no second lookup.  e may be &out->ev.
+ * 0, or -1 with err set. */
+int cnt_window_attribute_as(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,
+	cnt_err *err);
 
 /* The stage for one event: attributes it, counts it, and appends the
  * cnt.WindowedEvent to the writer.  raw/rawn are e's Avro bytes when the

@@ -228,6 +228,59 @@ static void test_shards(void)
 	cnt_defs_free(d);
 }
 
+static int same_windowed(const cnt_windowed *a, const cnt_windowed *b)
+{
+	if (a->bucket_start != b->bucket_start || a->bucket_end != b->bucket_end || a->late != b->late ||
+	    a->shard != b->shard || a->exact != b->exact || a->sample != b->sample ||
+	    a->hll_precision != b->hll_precision || a->ndims != b->ndims)
+		return 0;
+	for (size_t i = 0; i < a->ndims; i++)
+		if (a->dims[i].n != b->dims[i].n || memcmp(a->dims[i].p, b->dims[i].p, a->dims[i].n) != 0 ||
+		    a->dim_vals[i].p != b->dim_vals[i].p || a->dim_vals[i].n != b->dim_vals[i].n)
+			return 0;
+	return a->ev.event_id.p == b->ev.event_id.p && a->ev.tenant_id.p == b->ev.tenant_id.p &&
+		a->ev.event_time == b->ev.event_time && a->ev.ingest_time == b->ev.ingest_time;
+}
+
+/* cnt_window_attribute_as, given what cnt_count_lookup found (as
+ * cnt-count's reader gives it what admission found), attributes as
+ * cnt_window_attribute does: every tenant's zone, on time and late, four
+ * shards; into another windowed event and in place (e is &out->ev). */
+static void test_attribute_as(void)
+{
+	static const char *const tenants[3] = {"utc", "kol", "lhi"};
+	cnt_defs *d = defs();
+	cnt_err err;
+	cnt_window *w = cnt_window_new(d, "defs.json", 4, NULL, &err);
+	int n = 0;
+
+	for (int i = 0; i < 300; i++) {
+		char id[40];
+		int64_t t = T0 + (int64_t)i * 37 * M + i % 2;
+		cnt_event e;
+		cnt_windowed a, b, c;
+		cnt_count_target tg;
+		cnt_count_reject rej;
+
+		snprintf(id, sizeof(id), "e%d", i);
+		e = event(tenants[i % 3], id, t, t + (i % 4) * 20 * M);
+		memset(&a, 0, sizeof(a));
+		memset(&b, 0, sizeof(b));
+		memset(&c, 0, sizeof(c));
+		CHECK_EQ_INT(cnt_window_attribute(w, &e, &a, &rej, &err), 0);
+		CHECK_EQ_INT(cnt_count_lookup(d, "defs.json", &e, &tg, &rej), 0);
+		CHECK_EQ_INT(cnt_window_attribute_as(w, &e, &tg, &b, &err), 0);
+		c.ev = e;
+		CHECK_EQ_INT(cnt_window_attribute_as(w, &c.ev, &tg, &c, &err), 0);
+		CHECK(same_windowed(&a, &b));
+		CHECK(same_windowed(&a, &c));
+		n += a.late;
+	}
+	CHECK(n > 0 && n < 300);
+	cnt_window_free(w);
+	cnt_defs_free(d);
+}
+
 static void test_rejects(void)
 {
 	cnt_defs *d = defs();
@@ -343,6 +396,7 @@ int main(void)
 	RUN(test_bucket_edges);
 	RUN(test_lateness_at_the_horizon);
 	RUN(test_shards);
+	RUN(test_attribute_as);
 	RUN(test_rejects);
 	RUN(test_stage_writes_and_counts);
 	RUN(test_ratio);
