@@ -908,6 +908,82 @@ static cnt_windowed exact_event(const char *member, int64_t delta, int hour)
 	return wv;
 }
 
+/* Members are written in byte order, shorter first on a common prefix,
+ * whatever their first 8 bytes (which write_sorted radix-sorts before it
+ * compares whole members): members that share those 8 bytes, that end
+ * inside them, with NUL bytes where a shorter member is padded, with
+ * bytes above 0x7f, and 3,000 drawn from a 4-letter alphabet, most of them
+ * sharing a prefix with another. */
+static void test_member_order(void)
+{
+	static const char *const fixed[] = {"", "a", "abcdefgh", "abcdefghi", "abcdefgha", "abcdefg",
+		"abcdefg\xc3\xa9", "\xc3\xa9", "member-0001", "member-0", "member-00", "zzzzzzzzzz", "b"};
+	enum { NR = 3000, NF = sizeof(fixed) / sizeof(fixed[0]) };
+	static char mem[NR + 4][16];
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+	cnt_bucket_in in;
+	cnt_bucket b;
+	char prev[16];
+	size_t prevn = 0, records = 0, wrong = 0;
+	uint64_t x = 0x9e3779b97f4a7c15u;
+
+	CHECK(a != NULL && f != NULL);
+	if (a == NULL || f == NULL)
+		return;
+	for (size_t i = 0; i < NF + NR + 4; i++) {
+		cnt_windowed wv = exact_event("", 1, 0);
+		const char *m;
+		size_t n;
+
+		if (i < NF) {
+			m = fixed[i];
+			n = strlen(m);
+		} else if (i < NF + 4) {
+			/* "a" followed by 1 to 4 NULs: equal prefixes to "a" */
+			memcpy(mem[i - NF], "a\0\0\0\0", 5);
+			m = mem[i - NF];
+			n = 2 + (i - NF);
+		} else {
+			size_t r = i - NF;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			n = 6 + x % 6;
+			for (size_t j = 0; j < n; j++)
+				mem[r][j] = "ab\001z"[(x >> (8 + 2 * j)) & 3];
+			m = mem[r];
+		}
+		wv.ev.member_ref.p = m;
+		wv.ev.member_ref.n = n;
+		CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
+	}
+	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	CHECK(w && cnt_accum_finish(a, w, &err) == 0 && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	cnt_accum_free(a);
+	lseek(fileno(f), 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_bucket_in_open(&in, fileno(f), "order", NULL, &err), 0);
+	while (cnt_bucket_in_next(&in, &b, &err) > 0) {
+		size_t n = b.member_ref.n < prevn ? b.member_ref.n : prevn;
+		int d = n ? memcmp(prev, b.member_ref.p, n) : 0;
+
+		if (records > 0 && (d > 0 || (d == 0 && prevn >= b.member_ref.n)))
+			wrong++;
+		CHECK(b.member_ref.n < sizeof(prev));
+		if (b.member_ref.n < sizeof(prev)) {
+			memcpy(prev, b.member_ref.p, b.member_ref.n);
+			prevn = b.member_ref.n;
+		}
+		records++;
+	}
+	CHECK_EQ_INT(wrong, 0);
+	CHECK(records > NF + 4 + 1000);
+	cnt_bucket_in_release(&in);
+	fclose(f);
+}
+
 /* Many groups: the group index doubles in place nine times (lib/count/
  * accum.c, grow_groups), and every key added before a doubling must be
  * found after it.  Event k adds to key k and to two keys drawn at random
@@ -1556,6 +1632,7 @@ int main(void)
 	RUN(test_events);
 	RUN(test_hinted);
 	RUN(test_many_groups);
+	RUN(test_member_order);
 	RUN(test_memory_bound);
 	RUN(test_small_sketches);
 	RUN(test_small_sketch_memory);
