@@ -1221,50 +1221,59 @@ static uint64_t member_prefix(const cnt_accum *a, uint32_t i)
  * of their prefixes (a byte that all share costs no pass), then each run
  * of equal prefixes by cmp_members.  qsort_r alone made about 20
  * comparisons a member, each fetching two members' bytes from wherever
- * they are.  Out of memory, qsort_r alone. */
+ * they are.  The sort's 20 bytes a member are the member index's (dead
+ * once the groups are written, as the group index is: see write_sorted),
+ * which has at least 48 bytes a member but after a failed growth; else
+ * the heap; out of memory, qsort_r alone. */
 static void sort_members(cnt_accum *a, uint32_t *mord)
 {
-	size_t n = a->nmembers;
-	uint64_t *key = malloc(2 * n * sizeof(*key) + 1);
-	uint32_t *tmp = malloc(n * sizeof(*tmp) + 1);
-	uint64_t *k2 = key ? key + n : NULL;
+	size_t n = a->nmembers, need = n * (2 * sizeof(uint64_t) + sizeof(uint32_t));
+	int borrowed = need <= (a->mmask + 1) * sizeof(mslot);
+	uint64_t *key = borrowed ? (uint64_t *)(void *)a->mslots : malloc(need + 1);
+	uint64_t *k2 = key ? key + n : NULL, *kin = key;
+	uint32_t *tmp = key ? (uint32_t *)(void *)(key + 2 * n) : NULL, *in = mord;
 
 	for (uint32_t i = 0; i < n; i++)
 		mord[i] = i;
-	if (key == NULL || tmp == NULL) {
-		free(key);
-		free(tmp);
-		qsort_r(mord, n, sizeof(*mord), cmp_members, a);
+	if (n < 2 || key == NULL) {
+		if (key == NULL)
+			qsort_r(mord, n, sizeof(*mord), cmp_members, a);
+		if (!borrowed)
+			free(key);
 		return;
 	}
 	for (size_t i = 0; i < n; i++)
 		key[i] = member_prefix(a, (uint32_t)i);
 	for (int shift = 0; shift < 64; shift += 8) {
 		size_t at[257] = {0};
+		uint64_t *kt;
+		uint32_t *it;
 
 		for (size_t i = 0; i < n; i++)
-			at[(key[i] >> shift & 0xff) + 1]++;
-		if (at[(key[0] >> shift & 0xff) + 1] == n)
+			at[(kin[i] >> shift & 0xff) + 1]++;
+		if (at[(kin[0] >> shift & 0xff) + 1] == n)
 			continue;
 		for (int b = 0; b < 256; b++)
 			at[b + 1] += at[b];
 		for (size_t i = 0; i < n; i++) {
-			size_t j = at[key[i] >> shift & 0xff]++;
+			size_t j = at[kin[i] >> shift & 0xff]++;
 
-			k2[j] = key[i];
-			tmp[j] = mord[i];
+			k2[j] = kin[i];
+			tmp[j] = in[i];
 		}
-		memcpy(key, k2, n * sizeof(*key));
-		memcpy(mord, tmp, n * sizeof(*mord));
+		kt = kin, kin = k2, k2 = kt;
+		it = in, in = tmp, tmp = it;
 	}
+	if (in != mord)
+		memcpy(mord, in, n * sizeof(*mord));
 	for (size_t i = 0, e; i < n; i = e) {
-		for (e = i + 1; e < n && key[e] == key[i]; e++)
+		for (e = i + 1; e < n && kin[e] == kin[i]; e++)
 			;
 		if (e - i > 1)
 			qsort_r(mord + i, e - i, sizeof(*mord), cmp_members, a);
 	}
-	free(key);
-	free(tmp);
+	if (!borrowed)
+		free(key);
 }
 
 static int slice_cmp2(const char *a, size_t an, const char *b, size_t bn)

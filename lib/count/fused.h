@@ -12,11 +12,13 @@
  *     stream (cnt-dedup's reject, reasons as stage.h);
  *   - cnt_dedup_filter_judge() judges the others in log order against the
  *     dedup table; a duplicate goes to the duplicates writer of the filter;
- *   - each first occurrence is attributed (cnt_window_attribute), counted
- *     as cnt-window counts it (cnt_window_take) and added to the
- *     accumulator (cnt_accum_add_events); a compensation (retracts set),
- *     an approx counter's sampled event and a late one are handled there
- *     exactly as cnt-window and cnt-accumulate handle them.  Nothing is
+ *   - each first occurrence is attributed with the counter version that
+ *     admission found (cnt_window_attribute_as), counted as cnt-window
+ *     counts it (cnt_window_take) and added to the accumulator with that
+ *     counter and its member's hash (cnt_accum_add_hinted); a
+ *     compensation (retracts set), an approx counter's sampled event and
+ *     a late one are handled there exactly as cnt-window and
+ *     cnt-accumulate handle them.  Nothing is
  *     held here: cnt-ingest --holds sets held events aside before the
  *     archive, and the three tools too count held as 0.
  * A first occurrence whose attribution fails (a timezone that cannot be

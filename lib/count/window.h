@@ -97,7 +97,7 @@ int cnt_window_event(cnt_window *w, const cnt_event *e, const uint8_t *raw, size
 int cnt_window_stage(void *w, const cnt_event *e, const uint8_t *raw, size_t rawn,
 	cnt_count_reject *rej, cnt_err *err);
 
-/* Counts e, attributed by cnt_window_attribute() as wv, of the counter
+/* Counts e, attributed by cnt_window_attribute() or _as() as wv, of the counter
  * of definitions index counter_index, as cnt_window_event() counts what
  * it writes, without writing it (count/fused.h). */
 void cnt_window_take(cnt_window *w, const cnt_event *e, const cnt_windowed *wv, size_t counter_index);

@@ -787,7 +787,7 @@ static void test_events(void)
  * tenants, two counters each, each counter at versions 1 and 2 in turn
  * (so a hint's stream is found again when the version changes, and an
  * event is never counted under the other version's stream), and counter
- * indices up to 40 (the hint map grows). */
+ * indices up to 39 (the hint map grows). */
 static void test_hinted(void)
 {
 	enum { N = 6000 };
@@ -912,9 +912,9 @@ static cnt_windowed exact_event(const char *member, int64_t delta, int hour)
  * whatever their first 8 bytes (which write_sorted radix-sorts before it
  * compares whole members): members that share those 8 bytes, that end
  * inside them, with NUL bytes where a shorter member is padded, with
- * bytes above 0x7f, and 3,000 drawn from a 4-letter alphabet, most of them
- * sharing a prefix with another. */
-static void test_member_order(void)
+ * bytes above 0x7f, and 3,000 drawn from a 4-letter alphabet; each after
+ * lead, so that with a lead the radix passes of its bytes are skipped. */
+static void member_order(const char *lead)
 {
 	static const char *const fixed[] = {"", "a", "abcdefgh", "abcdefghi", "abcdefgha", "abcdefg",
 		"abcdefg\xc3\xa9", "\xc3\xa9", "member-0001", "member-0", "member-00", "zzzzzzzzzz", "b"};
@@ -926,8 +926,8 @@ static void test_member_order(void)
 	cnt_writer *w;
 	cnt_bucket_in in;
 	cnt_bucket b;
-	char prev[16];
-	size_t prevn = 0, records = 0, wrong = 0;
+	char prev[32], buf[32];
+	size_t prevn = 0, records = 0, wrong = 0, ln = strlen(lead);
 	uint64_t x = 0x9e3779b97f4a7c15u;
 
 	CHECK(a != NULL && f != NULL);
@@ -955,8 +955,10 @@ static void test_member_order(void)
 				mem[r][j] = "ab\001z"[(x >> (8 + 2 * j)) & 3];
 			m = mem[r];
 		}
-		wv.ev.member_ref.p = m;
-		wv.ev.member_ref.n = n;
+		memcpy(buf, lead, ln);
+		memcpy(buf + ln, m, n);
+		wv.ev.member_ref.p = buf;
+		wv.ev.member_ref.n = ln + n;
 		CHECK_EQ_INT(cnt_accum_add_event(a, &wv, &err), 0);
 	}
 	w = cnt_bucket_writer_new(fileno(f), "test", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
@@ -982,6 +984,13 @@ static void test_member_order(void)
 	CHECK(records > NF + 4 + 1000);
 	cnt_bucket_in_release(&in);
 	fclose(f);
+}
+
+static void test_member_order(void)
+{
+	member_order("");
+	member_order("mem");
+	member_order("12345678");
 }
 
 /* Many groups: the group index doubles in place nine times (lib/count/

@@ -35,7 +35,9 @@ static const char defs_json[] =
 	" \"tenants\": [{\"tenant_id\": \"t\", \"timezone\": \"UTC\"}, {\"tenant_id\": \"k\", \"timezone\": \"Asia/Kolkata\"}],"
 	" \"counters\": ["
 	"  {\"tenant_id\": \"t\", \"counter_id\": \"dist\", \"versions\": ["
-	"     {\"version\": 1, \"type\": \"exact\", \"dedup_horizon_s\": 3600, \"lateness_horizon_s\": 600}]},"
+	"     {\"version\": 1, \"type\": \"exact\", \"dedup_horizon_s\": 3600, \"lateness_horizon_s\": 600},"
+	"     {\"version\": 2, \"effective_from\": \"2026-02-01T00:00:00Z\", \"type\": \"exact\","
+	"      \"dedup_horizon_s\": 7200, \"lateness_horizon_s\": 900}]},"
 	"  {\"tenant_id\": \"t\", \"counter_id\": \"views\", \"versions\": ["
 	"     {\"version\": 1, \"type\": \"unique\", \"dedup_key\": \"item_member\", \"dedup_horizon_s\": 3600}]},"
 	"  {\"tenant_id\": \"k\", \"counter_id\": \"dist\", \"versions\": [{\"version\": 1, \"type\": \"exact\"}]}]}";
@@ -74,7 +76,8 @@ static int make_log(int lo, int hi)
 		e.idempotency_key = sl(key);
 		e.tenant_id = sl(k % 4 == 2 ? "k" : "t");
 		e.counter_id = sl(c);
-		e.counter_version = 1;
+		/* t/dist at both versions, in turn: one stream each */
+		e.counter_version = k % 4 == 0 && k % 3 == 0 ? 2 : 1;
 		e.member_ref = sl(member);
 		e.item = strcmp(c, "views") == 0 ? sl(item) : sl(NULL);
 		e.delta = 1 + k % 5;
