@@ -160,6 +160,30 @@ same_stats() {
 	cmp q.avro c3.avro
 }
 
+@test "bucket files are zstandard level 1 unless --level says otherwise, from every writer; the archive keeps level 3" {
+	pipe "$DEFS" p -- -- -- "$F/wide.avro"
+	cnt-count -d "$DEFS" -o c.avro "$F/wide.avro"
+	cmp p.avro c.avro
+	for l in 1 3; do
+		pipe "$DEFS" p$l -- -- --level $l -- "$F/wide.avro"
+		cnt-count -d "$DEFS" --level $l -o c$l.avro "$F/wide.avro"
+		cmp p$l.avro c$l.avro
+	done
+	cmp c.avro c1.avro
+	! cmp -s c.avro c3.avro
+	[ "$(cnt-cat c.avro | md5sum)" = "$(cnt-cat c3.avro | md5sum)" ]
+	# other codecs keep their own default
+	cnt-count -d "$DEFS" -c deflate -o d.avro "$F/wide.avro"
+	cnt-count -d "$DEFS" -c deflate --level 6 -o d6.avro "$F/wide.avro"
+	cmp d.avro d6.avro
+	# events: the archive, and cnt-dedup's output, at zstandard's default 3
+	cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d -o e.avro "$F/wide.jsonl" 2>/dev/null
+	cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d --level 3 -o e3.avro "$F/wide.jsonl" 2>/dev/null
+	cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d --level 1 -o e1.avro "$F/wide.jsonl" 2>/dev/null
+	cmp e.avro e3.avro
+	! cmp -s e.avro e1.avro
+}
+
 approx_defs() {
 	cat >"$1" <<'JSON'
 {"format": "cnt-definitions/1",

@@ -89,6 +89,8 @@ cnt_writer *cnt_bucket_writer_new(int fd, const char *name, cnt_codec_id codec, 
 
 	if (compact == NULL)
 		return NULL;
+	if (codec == CNT_CODEC_ZSTD && level == CNT_LEVEL_DEFAULT)
+		level = CNT_BUCKET_ZSTD_LEVEL;
 	w = cnt_writer_new(fd, name, compact, codec, level, 0, err);
 	free(compact);
 	return w;
