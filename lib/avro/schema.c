@@ -7,6 +7,7 @@
  * defined before they are referenced, as in every Avro implementation.
  */
 #include "avro/schema.h"
+#include "base/jsonload.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -503,9 +504,12 @@ cnt_avro_schema *cnt_avro_schema_parse(const char *json, size_t n, cnt_err *err)
 		cnt_err_nomem(err);
 		return NULL;
 	}
-	root = json_loadb(json, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	root = cnt_json_loadb(json, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
 	if (root == NULL) {
-		cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
+		if (cnt_json_oom(&je))
+			cnt_err_nomem(err);
+		else
+			cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
 		free(s);
 		return NULL;
 	}
@@ -699,11 +703,14 @@ size_t cnt_schema_min_size(const cnt_schema *s)
 char *cnt_schema_compact(const char *json, cnt_err *err)
 {
 	json_error_t je;
-	json_t *j = json_loads(json, 0, &je);
+	json_t *j = cnt_json_loads(json, 0, &je);
 	char *compact;
 
 	if (j == NULL) {
-		cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
+		if (cnt_json_oom(&je))
+			cnt_err_nomem(err);
+		else
+			cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
 		return NULL;
 	}
 	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);

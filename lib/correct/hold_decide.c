@@ -3,6 +3,7 @@
  * hold_decide.h).
  */
 #include "correct/hold_decide.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -131,7 +132,11 @@ cnt_decisions *cnt_decisions_load(int fd, const char *name, cnt_err *err)
 			goto fail;
 		}
 		n = (size_t)(nl - line);
-		rec = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+		rec = cnt_json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+		if (rec == NULL && cnt_json_oom(&je)) {
+			cnt_err_oom(err, "reading decisions ledger '%s'", name);
+			goto fail;
+		}
 		hid = rec ? jstr(rec, "hold_id") : NULL;
 		dec = rec ? jstr(rec, "decision") : NULL;
 		if (!json_is_object(rec) || hid == NULL || dec == NULL || jstr(rec, "decided_by") == NULL ||

@@ -2,6 +2,7 @@
  * ledger.c - hash-chained JSON-lines ledgers (see ledger.h).
  */
 #include "correct/ledger.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <string.h>
@@ -88,10 +89,10 @@ int cnt_ledger_walk(const void *p, size_t n, const char *what, const char *name,
 			return cnt_err_set(err, "%s '%s' line %zu: no newline at the end (an interrupted append?)",
 				what, name, lineno);
 		len = (size_t)(nl - line);
-		rec = json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+		rec = cnt_json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
 		if (rec == NULL || !json_is_object(rec)) {
 			json_decref(rec);
-			if (rec == NULL && json_error_code(&je) == json_error_out_of_memory)
+			if (rec == NULL && cnt_json_oom(&je))
 				return cnt_err_nomem(err);
 			return cnt_err_set(err, "%s '%s' line %zu: not a JSON object", what, name, lineno);
 		}

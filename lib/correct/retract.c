@@ -3,6 +3,7 @@
  * the buckets a retraction touches (see retract.h).
  */
 #include "correct/retract.h"
+#include "base/jsonload.h"
 #include "count/rollup.h"
 
 #include <errno.h>
@@ -206,7 +207,11 @@ int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *l
 			goto out;
 		}
 		n = (size_t)(nl - line);
-		rec = json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+		rec = cnt_json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
+		if (rec == NULL && cnt_json_oom(&je)) {
+			cnt_err_oom(err, "reading ledger '%s'", name);
+			goto out;
+		}
 		if (rec == NULL || !json_is_object(rec)) {
 			json_decref(rec);
 			cnt_err_set(err, "ledger '%s' line %zu: not a retraction record", name, lineno);

@@ -3,6 +3,7 @@
  * and cnt-sealed(5)).
  */
 #include "correct/seal.h"
+#include "base/jsonload.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -515,7 +516,9 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 
 				if (cnt_fp_set_dump(cnt_proj_versions(p), b, &fps, err) != 0)
 					goto out;
-				t = fps ? json_loads(fps, 0, NULL) : json_null();
+				json_error_t je;
+
+				t = fps ? cnt_json_loads(fps, 0, &je) : json_null();
 				free(fps);
 				if (t == NULL || json_object_set_new(rec, "fingerprints", t) != 0)
 					goto nomem;
@@ -675,7 +678,9 @@ static int each_line(const cnt_seal_dir *s, const cnt_seal_entry *e, const cnt_b
 		int rc;
 
 		line++;
-		rec = json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &je);
+		rec = cnt_json_loadb(p, (size_t)(nl - p), JSON_REJECT_DUPLICATES, &je);
+		if (rec == NULL && cnt_json_oom(&je))
+			return cnt_err_oom(err, "reading '%s/%s'", s->dir, e->file);
 		if (rec == NULL || !json_is_object(rec)) {
 			json_decref(rec);
 			return bad_rec(s, e, line, "not a JSON object", err);

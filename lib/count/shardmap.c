@@ -5,6 +5,7 @@
  * shards in O(1) for the per-event lookup.
  */
 #include "count/shardmap.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -399,8 +400,11 @@ cnt_shardmap *cnt_shardmap_parse(const char *text, size_t n, const char *name, c
 
 	if ((m = cnt_shardmap_new(err)) == NULL)
 		return NULL;
-	if ((root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		cnt_err_set(err, "shard map '%s': line %d, column %d: %s", name, je.line, je.column, je.text);
+	if ((root = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		if (cnt_json_oom(&je))
+			cnt_err_oom(err, "reading shard map '%s'", name);
+		else
+			cnt_err_set(err, "shard map '%s': line %d, column %d: %s", name, je.line, je.column, je.text);
 		cnt_shardmap_free(m);
 		return NULL;
 	}
@@ -595,9 +599,11 @@ int cnt_shardmap_obs_add(cnt_shardmap_obs *o, const char *text, size_t n, const 
 {
 	pctx c = {name, err};
 	json_error_t je;
-	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	json_t *root = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
 	int rc;
 
+	if (root == NULL && cnt_json_oom(&je))
+		return cnt_err_oom(err, "reading stats '%s'", name);
 	if (root == NULL)
 		return cnt_err_set(err, "stats '%s': line %d, column %d: %s", name, je.line, je.column, je.text);
 	rc = obs_add_parsed(o, root, &c);

@@ -5,6 +5,7 @@
  * computes a signature by hand.
  */
 #include "ingest/sigform.h"
+#include "base/jsonload.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,7 +142,7 @@ int cnt_sig_key_from_seed(cnt_sig_key *k, const unsigned char seed[CNT_SIG_SEED_
 int cnt_sig_key_parse(cnt_sig_key *k, const char *text, size_t n, const char *name, cnt_err *err)
 {
 	json_error_t je;
-	json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je), *v;
+	json_t *root = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je), *v;
 	const char *key;
 	const char *tid = NULL, *kid = NULL, *seed = NULL;
 	unsigned char sd[CNT_SIG_SEED_BYTES];
@@ -149,7 +150,7 @@ int cnt_sig_key_parse(cnt_sig_key *k, const char *text, size_t n, const char *na
 
 	memset(k, 0, sizeof(*k));
 	if (root == NULL) {
-		if (strstr(je.text, "out of memory") || strstr(je.text, "Out of memory"))
+		if (cnt_json_oom(&je))
 			return cnt_err_oom(err, "reading key file '%s'", name);
 		return cnt_err_set(err, "key file '%s': line %d column %d: %s", name, je.line, je.column, je.text);
 	}
@@ -301,8 +302,8 @@ int cnt_sig_sign_line(cnt_jsonl *p, const cnt_sig_key *k, const char *line, size
 		return cnt_err_set(err, "field 'event_time' is required (it is signed)");
 	if (cnt_sig_sign(k, &ev, field) != 0)
 		return cnt_err_nomem(err);
-	if ((root = json_loadb(line, n, JSON_ALLOW_NUL, &je)) == NULL) {
-		if (strstr(je.text, "emory"))
+	if ((root = cnt_json_loadb(line, n, JSON_ALLOW_NUL, &je)) == NULL) {
+		if (cnt_json_oom(&je))
 			return cnt_err_nomem(err);
 		return cnt_err_set(err, "cannot be re-written: %s", je.text);
 	}

@@ -5,6 +5,7 @@
  * searched linearly.  Ed25519 verification is libsodium's (sigform.c).
  */
 #include "ingest/verify.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -239,8 +240,8 @@ cnt_keyring *cnt_keyring_parse(const char *text, size_t n, const char *name, cnt
 		cnt_err_oom(err, "reading keyring '%s'", name);
 		return NULL;
 	}
-	if ((kr->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		if (strstr(je.text, "emory"))
+	if ((kr->root = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		if (cnt_json_oom(&je))
 			cnt_err_oom(err, "reading keyring '%s'", name);
 		else
 			cnt_err_set(err, "keyring '%s': line %d column %d: %s", name, je.line, je.column, je.text);

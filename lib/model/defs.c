@@ -80,6 +80,7 @@
  * replaced by lib/timefmt's cnt_time_parse_rfc3339 once that exists.
  */
 #include "model/defs.h"
+#include "base/jsonload.h"
 #include "base/buf.h"
 #include "count/hll.h"
 
@@ -1588,10 +1589,13 @@ cnt_defs *cnt_defs_parse(const char *text, size_t n, const char *name, cnt_err *
 		cnt_err_prefix(err, "definitions '%s'", c.name);
 		return NULL;
 	}
-	d->root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	d->root = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
 	if (d->root == NULL) {
-		cnt_err_set(err, "definitions '%s': line %d, column %d: %s", c.name, je.line,
-			    je.column, je.text);
+		if (cnt_json_oom(&je))
+			cnt_err_oom(err, "reading definitions '%s'", c.name);
+		else
+			cnt_err_set(err, "definitions '%s': line %d, column %d: %s", c.name, je.line,
+				    je.column, je.text);
 		cnt_defs_free(d);
 		return NULL;
 	}

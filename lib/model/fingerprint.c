@@ -3,6 +3,7 @@
  * per-field compatibility rules (see fingerprint.h).
  */
 #include "model/fingerprint.h"
+#include "base/jsonload.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -467,11 +468,15 @@ json_t *cnt_fp_entry(json_t *def, cnt_err *err)
 json_t *cnt_fp_table_parse(const void *text, size_t n, cnt_err *err)
 {
 	json_error_t je;
-	json_t *t = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je), *e;
+	json_t *t = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je), *e;
 	const char *k;
 	char hex[CNT_FP_HEX];
 	cnt_buf lab = {0};
 
+	if (t == NULL && cnt_json_oom(&je)) {
+		cnt_err_nomem(err);
+		return NULL;
+	}
 	if (t == NULL || !json_is_object(t)) {
 		cnt_err_set(err, "fingerprints: not a JSON object%s%s", t == NULL ? ": " : "",
 			    t == NULL ? je.text : "");

@@ -3,6 +3,7 @@
  * split of a bucket file.  See tenant.h.
  */
 #include "model/tenant.h"
+#include "base/jsonload.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -96,13 +97,16 @@ int cnt_tenant_guard_header(const char *who, const cnt_meta_kv *kv, size_t n, co
 	for (size_t i = 0; i < n; i++) {
 		const char *k = kv[i].key;
 		json_t *doc, *e;
+		json_error_t je;
 		const char *lab;
 		size_t j;
 		int rc = 0;
 
 		if (strcmp(k, CNT_FP_META) != 0 && strcmp(k, "cnt.view") != 0 && strcmp(k, CNT_TENANT_META) != 0)
 			continue;
-		doc = json_loadb((const char *)kv[i].val, kv[i].vlen, JSON_REJECT_DUPLICATES, NULL);
+		doc = cnt_json_loadb((const char *)kv[i].val, kv[i].vlen, JSON_REJECT_DUPLICATES, &je);
+		if (doc == NULL && cnt_json_oom(&je))
+			return cnt_err_oom(err, "reading '%s'", name);
 		if (doc == NULL)
 			return cnt_err_set(err, "'%s': %s: not JSON", name, k);
 		if (strcmp(k, CNT_FP_META) == 0 && json_is_object(doc)) {

@@ -2,6 +2,7 @@
  * windowed.c - cnt.WindowedEvent (see windowed.h).
  */
 #include "model/windowed.h"
+#include "base/jsonload.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +18,15 @@ extern const char cnt_schema_counting_event[];
 char *cnt_windowed_schema_json(cnt_err *err)
 {
 	json_error_t je;
-	json_t *ev = json_loads(cnt_schema_counting_event, 0, &je);
+	json_t *ev = cnt_json_loads(cnt_schema_counting_event, 0, &je);
 	json_t *root;
 	char *s;
 
 	if (ev == NULL) {
-		cnt_err_set(err, "internal: built-in schema: %s", je.text);
+		if (cnt_json_oom(&je))
+			cnt_err_nomem(err);
+		else
+			cnt_err_set(err, "internal: built-in schema: %s", je.text);
 		return NULL;
 	}
 	root = json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:{s:s, s:s}, s:s}, {s:s, s:{s:s, s:s}}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:b, s:s}, {s:s, s:{s:s, s:s}, s:[], s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:s, s:i, s:s}, {s:s, s:o}]}",

@@ -3,6 +3,7 @@
  * against its threshold (signals.h).
  */
 #include "ops/signals.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <math.h>
@@ -86,7 +87,7 @@ static int json_fail(const json_error_t *je, const char *what, const char *path,
 int cnt_sig_limits_load(cnt_sig_limits *l, const char *path, cnt_err *err)
 {
 	json_error_t je;
-	json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je), *v;
+	json_t *j = cnt_json_load_file(path, JSON_REJECT_DUPLICATES, &je), *v;
 	const char *key;
 	int rc = 0, k;
 
@@ -166,7 +167,7 @@ static int row(cnt_signals *s, const char *file, const char *tool, const char *s
 int cnt_signals_add_file(cnt_signals *s, const cnt_sig_limits *l, const char *path, cnt_err *err)
 {
 	json_error_t je;
-	json_t *j = json_load_file(path, 0, &je), *v, *tool, *rr, *budget;
+	json_t *j = cnt_json_load_file(path, 0, &je), *v, *tool, *rr, *budget;
 	const char *t, *key;
 	char name[160];
 	int rc = 0;

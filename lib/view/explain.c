@@ -3,6 +3,7 @@
  * explain.h).
  */
 #include "view/explain.h"
+#include "base/jsonload.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -405,11 +406,13 @@ static int ledger_details(const cnt_explain_opts *o, cnt_explain *x, cnt_err *er
 		const char *id, *cause, *req, *auth;
 
 		no++;
-		r = json_loadb(line, (size_t)n, 0, &je);
+		r = cnt_json_loadb(line, (size_t)n, 0, &je);
 		if (r == NULL || !json_is_object(r)) {
 			json_decref(r);
 			free(line);
 			fclose(f);
+			if (r == NULL && cnt_json_oom(&je))
+				return cnt_err_oom(err, "reading the ledger '%s'", o->ledger);
 			return cnt_err_set(err, "'%s' line %" PRIu64 ": not a JSON object (%s)", o->ledger, no, je.text);
 		}
 		id = json_string_value(json_object_get(r, "retraction_id"));
@@ -463,7 +466,11 @@ static int side_file(const cnt_explain_opts *o, cnt_explain *x, const char *path
 		no++;
 		if (n == 1 && line[0] == '\n')
 			continue;
-		r = json_loadb(line, (size_t)n, 0, &je);
+		r = cnt_json_loadb(line, (size_t)n, 0, &je);
+		if (r == NULL && cnt_json_oom(&je)) {
+			rc = cnt_err_oom(err, "reading '%s'", path);
+			break;
+		}
 		if (r == NULL || !json_is_object(r)) {
 			json_decref(r);
 			rc = cnt_err_set(err, "'%s' line %" PRIu64 ": not a JSON object (%s): is it a cnt-ingest -r or -D file?",
@@ -472,7 +479,12 @@ static int side_file(const cnt_explain_opts *o, cnt_explain *x, const char *path
 		}
 		rawtext = json_string_value(json_object_get(r, "raw"));
 		if (rawtext)
-			raw = json_loads(rawtext, 0, &je);
+			raw = cnt_json_loads(rawtext, 0, &je);
+		if (rawtext && raw == NULL && cnt_json_oom(&je)) {
+			json_decref(r);
+			rc = cnt_err_oom(err, "reading '%s'", path);
+			break;
+		}
 		if (raw == NULL || !json_is_object(raw) ||
 		    !json_is_string(json_object_get(raw, "member_ref")) ||
 		    strcmp(json_string_value(json_object_get(raw, "member_ref")), o->member) != 0 ||
@@ -588,8 +600,10 @@ int cnt_explain_sealed(const char *show_json, size_t n, const char *member, cnt_
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		json_error_t je;
-		json_t *r = json_loadb(p, len, 0, &je), *v, *k;
+		json_t *r = cnt_json_loadb(p, len, 0, &je), *v, *k;
 
+		if (r == NULL && cnt_json_oom(&je))
+			return cnt_err_nomem(err);
 		if (r == NULL)
 			return cnt_err_set(err, "sealed standings: not JSON (%s)", je.text);
 		k = json_object_get(r, "member_ref");

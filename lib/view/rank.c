@@ -2,6 +2,7 @@
  * rank.c - answers from a ranked view (see rank.h).
  */
 #include "view/rank.h"
+#include "base/jsonload.h"
 
 #include "count/estimate.h"
 
@@ -146,7 +147,11 @@ cnt_rank_dir *cnt_rank_dir_load(const char *path, cnt_err *err)
 
 		if (len == 0)
 			continue;
-		j = json_loadb(l.buf, len, 0, &je);
+		j = cnt_json_loadb(l.buf, len, 0, &je);
+		if (j == NULL && cnt_json_oom(&je)) {
+			rc = cnt_err_oom(err, "reading '%s'", path);
+			break;
+		}
 		m = json_string_value(json_object_get(j, "member_ref"));
 		nm = json_string_value(json_object_get(j, "display_name"));
 		if (j == NULL || m == NULL) {

@@ -85,6 +85,7 @@
  * every description written can be read back.
  */
 #include "view/viewdesc.h"
+#include "base/jsonload.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -504,7 +505,9 @@ int cnt_viewdesc_parse(cnt_viewdesc *d, const char *text, size_t n, cnt_err *err
 	memset(d, 0, sizeof(*d));
 	if (n > CNT_VIEWDESC_MAX)
 		return cnt_err_set(err, "%zu bytes, more than the %u a description may have", n, CNT_VIEWDESC_MAX);
-	j = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	j = cnt_json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+	if (j == NULL && cnt_json_oom(&je))
+		return cnt_err_nomem(err);
 	if (j == NULL)
 		return cnt_err_set(err, "not JSON: %s at byte %d", je.text, je.position);
 	d->json_ = j;

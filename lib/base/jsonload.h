@@ -1,0 +1,37 @@
+/*
+ * jsonload.h - jansson's loads, with a failed allocation told apart from
+ * bad input.
+ *
+ * jansson 2.14 does not always say that it ran out of memory: a failed
+ * allocation inside its parser may come out as a syntax error ("invalid
+ * token", "string or '}' expected") or as a document with a string cut
+ * short ('cnt-definition/1' for 'cnt-definitions/1').  A tool that
+ * trusted it would call a good file corrupt (exit 2, "rebuild it") when
+ * memory ran out.  So jansson allocates through a function of ours (set
+ * before main with json_set_alloc_funcs) that notes a failure for the
+ * calling thread, and a load during which one failed gives NULL with
+ * json_error_code(je) == json_error_out_of_memory, whatever jansson made
+ * of it.  Test it with cnt_json_oom().
+ *
+ * jansson's allocations are the C library's own, never the tools'
+ * injected failures (base/failalloc.c): building JSON does not check
+ * every allocation yet.  Only cnt_json_fail_at() makes them fail.
+ */
+#ifndef CNT_JSONLOAD_H
+#define CNT_JSONLOAD_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+json_t *cnt_json_loadb(const char *text, size_t n, size_t flags, json_error_t *je);
+json_t *cnt_json_loads(const char *text, size_t flags, json_error_t *je);
+json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je);
+
+/* Whether a load that gave NULL did so because memory ran out. */
+int cnt_json_oom(const json_error_t *je);
+
+/* For tests: the k-th of jansson's allocations from now, on any thread,
+ * fails (k = 1 the next one); k = 0 none. */
+void cnt_json_fail_at(long k);
+
+#endif
