@@ -713,7 +713,7 @@ char *cnt_schema_compact(const char *json, cnt_err *err)
 			cnt_err_set(err, "schema is not valid JSON: line %d column %d: %s", je.line, je.column, je.text);
 		return NULL;
 	}
-	compact = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	compact = cnt_json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(j);
 	if (compact == NULL)
 		cnt_err_nomem(err);

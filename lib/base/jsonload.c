@@ -37,6 +37,10 @@ static void json_release(void *p)
 /* Before main, so before any thread or any object of jansson's. */
 __attribute__((constructor)) static void json_alloc_init(void)
 {
+	const char *e = getenv("CNT_FAIL_JSON_ALLOC");
+
+	if (e != NULL && *e != 0)
+		fail_at = strtol(e, NULL, 10);
 	json_set_alloc_funcs(json_alloc, json_release);
 }
 
@@ -73,6 +77,19 @@ json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je)
 {
 	failed = 0;
 	return checked(json_load_file(path, flags, je), je);
+}
+
+char *cnt_json_dumps(const json_t *j, size_t flags)
+{
+	char *text;
+
+	failed = 0;
+	text = json_dumps(j, flags);
+	if (failed) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 int cnt_json_oom(const json_error_t *je)

@@ -13,9 +13,18 @@
  * json_error_code(je) == json_error_out_of_memory, whatever jansson made
  * of it.  Test it with cnt_json_oom().
  *
+ * Its dumps have the same flaw: json_dumps 2.14 does not check the
+ * writing of an object's keys, so an allocation failing there gives a
+ * text with a key cut short or missing, and no error.  cnt_json_dumps
+ * gives NULL instead.  (Building a value needs no wrapper: every
+ * json_object_set_new, json_array_append_new and constructor that fails
+ * to allocate says so.  Remember that the _new functions take the value
+ * even when they fail.)
+ *
  * jansson's allocations are the C library's own, never the tools'
- * injected failures (base/failalloc.c): building JSON does not check
- * every allocation yet.  Only cnt_json_fail_at() makes them fail.
+ * injected failures (base/failalloc.c); cnt_json_fail_at() makes them
+ * fail, and CNT_FAIL_JSON_ALLOC=N in the environment makes the N-th of a
+ * tool's fail, as CNT_FAIL_ALLOC does for cnt's own.
  */
 #ifndef CNT_JSONLOAD_H
 #define CNT_JSONLOAD_H
@@ -26,6 +35,10 @@
 json_t *cnt_json_loadb(const char *text, size_t n, size_t flags, json_error_t *je);
 json_t *cnt_json_loads(const char *text, size_t flags, json_error_t *je);
 json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je);
+
+/* json_dumps(j, flags), or NULL when an allocation failed while it
+ * wrote (free the text with free()). */
+char *cnt_json_dumps(const json_t *j, size_t flags);
 
 /* Whether a load that gave NULL did so because memory ran out. */
 int cnt_json_oom(const json_error_t *je);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/jsonload.h"
 #include "base/outfile.h"
 #include "correct/ledger.h"
 #include "time/timefmt.h"
@@ -247,7 +248,7 @@ char *cnt_auditlog_line(const cnt_auditlog *l, const cnt_audit_entry *e, cnt_err
 		goto nomem;
 	if (e->retraction_id == NULL && json_object_set_new(rec, "retraction_id", json_null()) != 0)
 		goto nomem;
-	text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	text = cnt_json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	if (text == NULL)
 		goto nomem;
 	size_t n = strlen(text);

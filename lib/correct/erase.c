@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "avro/encoding.h"
+#include "base/jsonload.h"
 #include "base/outfile.h"
 #include "model/event.h"
 #include "model/record_reader.h"
@@ -514,7 +515,7 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	    json_object_set_new(rec, "created_at", json_string(tbuf)) ||
 	    json_object_set_new(rec, "prev", json_string(ph)))
 		goto nomem;
-	text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	text = cnt_json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (text == NULL || cnt_buf_append(&out, text, strlen(text)) != 0 || cnt_buf_putc(&out, '\n') != 0 ||
 	    cnt_buf_putc(&out, 0) != 0)
 		goto nomem;

@@ -487,7 +487,7 @@ static int decision_line(const decide_ctx *c, size_t k, const cnt_event *e, cons
 	    json_object_set_new(o, "decided_at", json_string(at)) ||
 	    json_object_set_new(o, "retraction_id", rid ? json_string(rid) : json_null()) ||
 	    json_object_set_new(o, "prev", json_string(ph)) ||
-	    (text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)) == NULL ||
+	    (text = cnt_json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)) == NULL ||
 	    cnt_buf_append(out, text, strlen(text)) != 0)
 		goto out;
 	*prev = XXH3_128bits(out->p + start, out->len - start);

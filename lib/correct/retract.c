@@ -354,7 +354,7 @@ static int ledger_line(const cnt_retract_req *req, const char *rid,
 	    json_object_set_new(rec, "created_at", json_string(tbuf)) ||
 	    json_object_set_new(rec, "prev", json_string(ph)))
 		goto nomem;
-	text = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	text = cnt_json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	if (text == NULL || cnt_buf_append(&line, text, strlen(text)) != 0 || cnt_buf_putc(&line, '\n') != 0 ||
 	    cnt_buf_putc(&line, 0) != 0)
 		goto nomem;

@@ -73,7 +73,7 @@ static int full_path(char *buf, size_t n, const char *dir, const char *rel)
 
 static int json_dump_line(json_t *o, cnt_buf *out)
 {
-	char *text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	char *text = cnt_json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 	int rc = -1;
 
 	if (text && cnt_buf_append(out, text, strlen(text)) == 0 && cnt_buf_putc(out, '\n') == 0)
@@ -755,11 +755,13 @@ static int correction_line(const cnt_seal_dir *s, const cnt_seal_entry *e, sscop
 
 		if (o == NULL || (sm->corr == NULL && (sm->corr = json_array()) == NULL) ||
 		    json_object_del(o, "season_id") || json_object_del(o, "board_id") ||
-		    json_object_del(o, "scope") || json_object_del(o, "member_ref") ||
-		    json_array_append_new(sm->corr, o)) {
+		    json_object_del(o, "scope") || json_object_del(o, "member_ref")) {
 			json_decref(o);
 			return cnt_err_oom(err, "reading '%s'", e->file);
 		}
+		/* o is the array's, or freed, either way */
+		if (json_array_append_new(sm->corr, o) != 0)
+			return cnt_err_oom(err, "reading '%s'", e->file);
 	}
 	return 0;
 }

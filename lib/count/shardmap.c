@@ -468,7 +468,7 @@ static int put_str(cnt_buf *b, cnt_slice s)
 
 	if (j == NULL)
 		return -1;
-	t = json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
+	t = cnt_json_dumps(j, JSON_ENCODE_ANY | JSON_ENSURE_ASCII);
 	json_decref(j);
 	if (t == NULL)
 		return -1;

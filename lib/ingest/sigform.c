@@ -308,7 +308,7 @@ int cnt_sig_sign_line(cnt_jsonl *p, const cnt_sig_key *k, const char *line, size
 		return cnt_err_set(err, "cannot be re-written: %s", je.text);
 	}
 	if (json_object_set_new(root, "signature", json_string(field)) != 0 ||
-	    (text = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
+	    (text = cnt_json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER)) == NULL) {
 		json_decref(root);
 		return cnt_err_nomem(err);
 	}

@@ -247,7 +247,7 @@ int cnt_fp_hex(json_t *def, char hex[CNT_FP_HEX], cnt_err *err)
 		if ((cls == F_IDENT || cls == F_MEANING) && json_object_set(m, k, v) != 0)
 			goto nomem;
 	}
-	text = json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+	text = cnt_json_dumps(m, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 	if (text == NULL || cnt_buf_append(&b, "cnt-fp/1\n", 9) != 0 ||
 	    cnt_buf_append(&b, text, strlen(text)) != 0)
 		goto nomem;
@@ -326,7 +326,7 @@ static int show(json_t *v, cnt_buf *b)
 		return cnt_buf_printf(b, "%s", t);
 	}
 	{
-		char *t = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		char *t = cnt_json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
 		int r;
 		if (t == NULL)
 			return -1;
@@ -874,7 +874,7 @@ int cnt_fp_set_dump(const cnt_fp_set *s, const cnt_leaderboard *b, char **text, 
 			return -1;
 		}
 	}
-	if (json_object_size(t) != 0 && (*text = json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
+	if (json_object_size(t) != 0 && (*text = cnt_json_dumps(t, JSON_COMPACT | JSON_SORT_KEYS)) == NULL)
 		goto nomem;
 	json_decref(t);
 	return 0;

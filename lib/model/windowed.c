@@ -51,7 +51,7 @@ char *cnt_windowed_schema_json(cnt_err *err)
 		cnt_err_nomem(err);
 		return NULL;
 	}
-	s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	s = cnt_json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (s == NULL)
 		cnt_err_nomem(err);

@@ -1,13 +1,15 @@
 /*
- * test_jsonload.c - a load during which one of jansson's allocations
- * failed says "out of memory", never a syntax error or a document with
- * a string cut short (base/jsonload.h).
+ * test_jsonload.c - a load or a dump during which one of jansson's
+ * allocations failed says "out of memory", never a syntax error, a
+ * document with a string cut short or a text with a key missing
+ * (base/jsonload.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonload.h"
+#include "model/fingerprint.h"
 #include "unit.h"
 
 static char *slurp(const char *path, size_t *n)
@@ -113,10 +115,120 @@ static void test_flag_is_per_load(void)
 	CHECK(json_error_code(&je) == json_error_cannot_open_file);
 }
 
+/* Fails jansson's k-th allocation for k = 1, 2, ... until a dump of j
+ * makes fewer: each cnt_json_dumps is NULL or the whole text.  Returns
+ * how many plain json_dumps gave a wrong text instead of NULL. */
+static long walk_dump(const json_t *j, size_t flags)
+{
+	char *want = json_dumps(j, flags);
+	long k, failed = 0, wrong = 0;
+
+	CHECK(want != NULL);
+	if (want == NULL)
+		return 0;
+	for (k = 1; k < 100000; k++) {
+		char *got, *plain;
+
+		cnt_json_fail_at(k);
+		got = cnt_json_dumps(j, flags);
+		cnt_json_fail_at(k);
+		plain = json_dumps(j, flags);
+		cnt_json_fail_at(0);
+		if (plain != NULL && strcmp(plain, want) != 0)
+			wrong++;
+		free(plain);
+		if (got == NULL) {
+			failed++;
+			continue;
+		}
+		CHECK_EQ_STR(got, want);
+		free(got);
+		if (plain != NULL)
+			break;   /* the dump made fewer than k allocations */
+	}
+	CHECK(failed > 2);
+	CHECK(k < 100000);
+	free(want);
+	return wrong;
+}
+
+/* json_dumps 2.14 writes an object's keys without checking, so a failed
+ * allocation there gives a wrong text (a key without its quotes, or
+ * missing); cnt_json_dumps gives NULL.  The documents are built to make
+ * the text's buffer grow while a key is written. */
+static void test_dumps(void)
+{
+	size_t n = 0;
+	char *text = slurp("examples/definitions.json", &n);
+	json_error_t je;
+	json_t *defs = text ? cnt_json_loadb(text, n, 0, &je) : NULL;
+	json_t *keys = json_object();
+	long wrong = 0;
+
+	CHECK(defs != NULL && keys != NULL);
+	for (int i = 0; keys != NULL && i < 40; i++) {
+		char k[64];
+
+		snprintf(k, sizeof(k), "key-%02d-%.*s", i, i, "abcdefghijklmnopqrstuvwxyzabcdefghijklmn");
+		CHECK(json_object_set_new(keys, k, json_integer(i)) == 0);
+	}
+	if (defs != NULL && keys != NULL) {
+		wrong += walk_dump(defs, JSON_COMPACT | JSON_SORT_KEYS);
+		wrong += walk_dump(defs, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+		wrong += walk_dump(keys, JSON_COMPACT | JSON_SORT_KEYS);
+		wrong += walk_dump(keys, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	}
+	/* The reason for the wrapper: should this fail, jansson checks its
+	 * keys now (see lib/base/jsonload.h). */
+	CHECK(wrong > 0);
+	json_decref(keys);
+	json_decref(defs);
+	free(text);
+}
+
+/* A definition's fingerprint is its text's hash: under any failed
+ * allocation it is out of memory, or the fingerprint. */
+static void test_fingerprint(void)
+{
+	static const char text[] = "{\"tenant_id\": \"acme\", \"counter_id\": \"distance_m\", \"version\": 1,"
+		" \"type\": \"exact\", \"bounds_lo\": 0, \"bounds_hi\": 1000000, \"lateness_horizon_s\": 172800,"
+		" \"dedup_key\": \"idempotency_key\", \"dedup_horizon_s\": 86400, \"client_writable\": false,"
+		" \"windows\": [\"all_time\", \"day\"], \"timezone\": \"Europe/Berlin\", \"unit_cost_per_m\": 0.4}";
+	json_error_t je;
+	json_t *def = cnt_json_loads(text, 0, &je);
+	char want[CNT_FP_HEX], got[CNT_FP_HEX];
+	cnt_err err;
+	long k, failed = 0;
+
+	CHECK(def != NULL);
+	if (def == NULL)
+		return;
+	CHECK(cnt_fp_hex(def, want, &err) == 0);
+	for (k = 1; k < 100000; k++) {
+		int rc;
+
+		cnt_json_fail_at(k);
+		rc = cnt_fp_hex(def, got, &err);
+		cnt_json_fail_at(0);
+		if (rc != 0) {
+			CHECK(err.kind == CNT_ERR_NOMEM);
+			failed++;
+			continue;
+		}
+		CHECK_EQ_STR(got, want);
+		break;
+	}
+	CHECK(failed > 2);
+	CHECK(k < 100000);
+	json_decref(def);
+}
+
 int main(void)
 {
 	RUN(test_definitions);
 	RUN(test_strings_and_escapes);
 	RUN(test_flag_is_per_load);
+	RUN(test_dumps);
+	RUN(test_fingerprint);
 	return unit_report("test_jsonload");
 }
