@@ -849,13 +849,22 @@ snaps_ok() {
 # jansson's allocations are not cnt's (CNT_FAIL_ALLOC does not reach them):
 # CNT_FAIL_JSON_ALLOC walks them.  A failure that jansson does not report
 # (a key cut short in a dump, a string in a load) would give a signed line
-# or a ledger line that differs, with status 0.  (The definitions' load and
+# or a ledger line that differs, with status 0; one in its lexer, a heap
+# overflow.  (The definitions' load and
 # a fingerprint under every failed allocation: tests/unit/test_jsonload.c.)
 # the retraction ledger given to cnt-retract is there, unchanged
 rledger_prep() { cp "$F/retractions.jsonl" "$O/ledger.jsonl"; }
 rledger_kept() { [ "${FILES[*]}" = "ledger.jsonl" ] && cmp -s "$O/ledger.jsonl" "$F/retractions.jsonl"; }
-@test "jansson's allocations failing: cnt-sign and cnt-retract fail cleanly at every one, or write the same bytes" {
+@test "jansson's allocations failing: cnt-sign, cnt-retract, cnt-shardmap and cnt-rank fail cleanly at every one, or write the same bytes" {
 	KNOB=CNT_FAIL_JSON_ALLOC CAP=5000
+	# a map and a view's descriptor: loads that jansson's lexer took past
+	# a failed allocation into a heap overflow (lib/base/jsonload.c)
+	sweep 0 no_prep nothing_left cnt-shardmap show "$F/shardmap.json"
+	cnt-project --definitions "$DEFS" --board acme-spring-5k --season acme-2026-spring --views "$T/sv" \
+		--now "$NOW" --scopes-from "$F/archive.avro" "$F/buckets.avro"
+	cnt-rank --views "$T/sv" --board acme-spring-5k --scope eu --now "$NOW" --guard "$T/G0" value m-1042 >/dev/null
+	sweep 0 guard_prep guard_kept cnt-rank --views "$T/sv" --board acme-spring-5k --scope eu --now "$NOW" \
+		--guard "$O/G" --stats "$O/st.json" value m-7
 	jq -c 'select(.tenant_id == "acme") | del(.signature)' "$EVENTS" | head -n 4 >"$T/acme.jsonl"
 	sweep 0 no_prep nothing_left cnt-sign --key "$ROOT/examples/acme-app-2026.key" -o "$O/signed.jsonl" "$T/acme.jsonl"
 	sweep 0 rledger_prep rledger_kept cnt-retract --member m-3307 --tenant acme --counter distance_m \

@@ -47,4 +47,7 @@ int cnt_json_oom(const json_error_t *je);
  * fails (k = 1 the next one); k = 0 none. */
 void cnt_json_fail_at(long k);
 
+/* For tests: how many allocations jansson has asked for, on any thread. */
+long cnt_json_allocs(void);
+
 #endif

@@ -38,7 +38,7 @@ static void walk(const char *text, size_t n, size_t flags)
 {
 	json_error_t je;
 	json_t *ref = cnt_json_loadb(text, n, flags, &je);
-	char *want = ref ? json_dumps(ref, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
+	char *want = ref ? cnt_json_dumps(ref, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
 	long k, failed = 0;
 
 	CHECK(ref != NULL && want != NULL);
@@ -59,7 +59,7 @@ static void walk(const char *text, size_t n, size_t flags)
 			failed++;
 			continue;
 		}
-		got = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+		got = cnt_json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
 		json_decref(j);
 		CHECK(got != NULL && strcmp(got, want) == 0);
 		free(got);
@@ -90,6 +90,37 @@ static void test_strings_and_escapes(void)
 	walk(text, sizeof(text) - 1, JSON_REJECT_DUPLICATES);
 }
 
+/* jansson's lexer goes on past a failed allocation and then reads and
+ * writes beyond a buffer (2.14, load.c lex_save): a load ends at its
+ * first failed allocation, and frees what it had allocated (a leak is
+ * LeakSanitizer's to find, in make check-san). */
+static void test_load_stops_at_failure(void)
+{
+	static const char text[] = "{\"format\": \"cnt-shardmap/1\", \"keys\": [{\"tenant_id\": \"acme\","
+		" \"member_ref\": \"a-member-whose-name-is-longer-than-sixteen-bytes\", \"shards\": 4},"
+		" {\"tenant_id\": \"kahani\", \"member_ref\": \"video-0123456789-0123456789-0123456789\"}]}";
+	json_error_t je;
+	long k, failed = 0;
+
+	for (k = 1; k < 100000; k++) {
+		long before = cnt_json_allocs();
+		json_t *j;
+
+		cnt_json_fail_at(k);
+		j = cnt_json_loadb(text, sizeof(text) - 1, 0, &je);
+		cnt_json_fail_at(0);
+		if (j != NULL) {
+			json_decref(j);
+			break;
+		}
+		CHECK(cnt_json_oom(&je));
+		CHECK_EQ_INT(cnt_json_allocs() - before, k);
+		failed++;
+	}
+	CHECK(failed > 10);
+	CHECK(k < 100000);
+}
+
 /* A failure outside a load does not leak into the next one, and bad
  * input is still bad input. */
 static void test_flag_is_per_load(void)
@@ -115,12 +146,22 @@ static void test_flag_is_per_load(void)
 	CHECK(json_error_code(&je) == json_error_cannot_open_file);
 }
 
+/* Frees what jansson allocated (its own json_dumps's text). */
+static void jfree(void *p)
+{
+	json_malloc_t m;
+	json_free_t f;
+
+	json_get_alloc_funcs(&m, &f);
+	f(p);
+}
+
 /* Fails jansson's k-th allocation for k = 1, 2, ... until a dump of j
  * makes fewer: each cnt_json_dumps is NULL or the whole text.  Returns
  * how many plain json_dumps gave a wrong text instead of NULL. */
 static long walk_dump(const json_t *j, size_t flags)
 {
-	char *want = json_dumps(j, flags);
+	char *want = cnt_json_dumps(j, flags);
 	long k, failed = 0, wrong = 0;
 
 	CHECK(want != NULL);
@@ -136,7 +177,7 @@ static long walk_dump(const json_t *j, size_t flags)
 		cnt_json_fail_at(0);
 		if (plain != NULL && strcmp(plain, want) != 0)
 			wrong++;
-		free(plain);
+		jfree(plain);
 		if (got == NULL) {
 			failed++;
 			continue;
@@ -228,6 +269,7 @@ int main(void)
 	RUN(test_definitions);
 	RUN(test_strings_and_escapes);
 	RUN(test_flag_is_per_load);
+	RUN(test_load_stops_at_failure);
 	RUN(test_dumps);
 	RUN(test_fingerprint);
 	return unit_report("test_jsonload");
