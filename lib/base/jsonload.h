@@ -1,17 +1,22 @@
 /*
- * jsonload.h - jansson's loads, with a failed allocation told apart from
- * bad input.
+ * jsonload.h - jansson's loads and dumps, with a failed allocation told
+ * apart from bad input.
  *
  * jansson 2.14 does not always say that it ran out of memory: a failed
  * allocation inside its parser may come out as a syntax error ("invalid
  * token", "string or '}' expected") or as a document with a string cut
  * short ('cnt-definition/1' for 'cnt-definitions/1').  A tool that
  * trusted it would call a good file corrupt (exit 2, "rebuild it") when
- * memory ran out.  So jansson allocates through a function of ours (set
- * before main with json_set_alloc_funcs) that notes a failure for the
- * calling thread, and a load during which one failed gives NULL with
- * json_error_code(je) == json_error_out_of_memory, whatever jansson made
- * of it.  Test it with cnt_json_oom().
+ * memory ran out.  Worse, its lexer goes on past a failed allocation
+ * and reads and writes beyond a buffer (load.c, lex_save).  So jansson
+ * allocates through a function of ours (set before main with
+ * json_set_alloc_funcs): during a load, a failed allocation leaves
+ * jansson at once (longjmp back to the load, which frees every block
+ * the load had allocated), and the load gives NULL with
+ * json_error_code(je) == json_error_out_of_memory.  Test it with
+ * cnt_json_oom().  Every jansson block has a small header for this, so
+ * memory that jansson allocated is freed by jansson (json_decref), never
+ * by free(); cnt_json_dumps's text is the exception.
  *
  * Its dumps have the same flaw: json_dumps 2.14 does not check the
  * writing of an object's keys, so an allocation failing there gives a
