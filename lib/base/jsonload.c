@@ -147,6 +147,18 @@ json_t *cnt_json_loads(const char *text, size_t flags, json_error_t *je)
 	return load(text, SIZE_MAX, flags, je);
 }
 
+/* NULL, with je as json_load_file sets it when it cannot open or read
+ * path (errno e). */
+static json_t *file_error(json_error_t *je, const char *verb, const char *path, int e)
+{
+	memset(je, 0, sizeof(*je));
+	je->line = je->column = -1;
+	snprintf(je->source, sizeof(je->source), "%s", path);
+	snprintf(je->text, sizeof(je->text) - 1, "unable to %s %s: %s", verb, path, strerror(e));
+	je->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_cannot_open_file;
+	return NULL;
+}
+
 /* Read whole, then loaded as a buffer: json_load_file's FILE would be
  * lost by a load left at a failed allocation. */
 json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je)
@@ -156,16 +168,8 @@ json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je)
 	size_t n = 0, cap = 0;
 	json_t *j;
 
-	if (f == NULL) {
-		int e = errno;
-
-		memset(je, 0, sizeof(*je));
-		je->line = je->column = -1;
-		snprintf(je->source, sizeof(je->source), "%s", path);
-		snprintf(je->text, sizeof(je->text) - 1, "unable to open %s: %s", path, strerror(e));
-		je->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_cannot_open_file;
-		return NULL;
-	}
+	if (f == NULL)
+		return file_error(je, "open", path, errno);
 	for (;;) {
 		size_t got;
 
@@ -191,12 +195,7 @@ json_t *cnt_json_load_file(const char *path, size_t flags, json_error_t *je)
 
 		free(text);
 		fclose(f);
-		memset(je, 0, sizeof(*je));
-		je->line = je->column = -1;
-		snprintf(je->source, sizeof(je->source), "%s", path);
-		snprintf(je->text, sizeof(je->text) - 1, "unable to read %s: %s", path, strerror(e));
-		je->text[JSON_ERROR_TEXT_LENGTH - 1] = (char)json_error_cannot_open_file;
-		return NULL;
+		return file_error(je, "read", path, e);
 	}
 	fclose(f);
 	j = cnt_json_loadb(text, n, flags, je);
