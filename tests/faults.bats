@@ -850,8 +850,9 @@ snaps_ok() {
 # CNT_FAIL_JSON_ALLOC walks them.  A failure that jansson does not report
 # (a key cut short in a dump, a string in a load) would give a signed line
 # or a ledger line that differs, with status 0; one in its lexer, a heap
-# overflow.  (The definitions' load and
-# a fingerprint under every failed allocation: tests/unit/test_jsonload.c.)
+# overflow.  (The definitions' load and a fingerprint under every failed
+# allocation: tests/unit/test_jsonload.c.)
+
 # the retraction ledger given to cnt-retract is there, unchanged
 rledger_prep() { cp "$F/retractions.jsonl" "$O/ledger.jsonl"; }
 rledger_kept() { [ "${FILES[*]}" = "ledger.jsonl" ] && cmp -s "$O/ledger.jsonl" "$F/retractions.jsonl"; }
