@@ -110,7 +110,10 @@ static void set_oom(json_error_t *je)
  * first failed allocation with everything it had allocated freed. */
 static json_t *load(const char *text, size_t n, size_t flags, json_error_t *je)
 {
-	struct load l;
+	/* Not automatic: the list changes between setjmp and longjmp, and an
+	 * automatic object's value would then be indeterminate after the jump
+	 * (C11 7.13.2.1).  A thread runs one load at a time. */
+	static _Thread_local struct load l;
 	json_t *j = NULL;
 
 	l.head.prev = l.head.next = &l.head;
