@@ -913,11 +913,16 @@ static int know(const char *k, json_t *e, const char *name, cnt_err *err)
 	json_t *nm;
 
 	if (have == NULL) {
-		if ((nm = json_string(name)) == NULL) /* a name that is not UTF-8 */
-			nm = json_string("an input");
-		if (nm == NULL || json_object_set(pol.known, k, e) != 0 || json_object_set_new(pol.from, k, nm) != 0)
+		/* only ever read back for a message: any bytes, as named (a
+		 * file name need not be UTF-8), so NULL is out of memory */
+		if ((nm = json_string_nocheck(name)) == NULL)
 			return cnt_err_nomem(err);
-		return 0;
+		if (json_object_set(pol.known, k, e) != 0) {
+			json_decref(nm);
+			return cnt_err_nomem(err);
+		}
+		/* json_object_set_new frees nm when it fails */
+		return json_object_set_new(pol.from, k, nm) != 0 ? cnt_err_nomem(err) : 0;
 	}
 	fa = json_string_value(json_object_get(have, "fp"));
 	fb = json_string_value(json_object_get(e, "fp"));

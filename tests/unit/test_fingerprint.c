@@ -5,6 +5,7 @@
  * table refuses definitions that changed, naming the field.
  */
 #include "model/fingerprint.h"
+#include "base/jsonload.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -395,6 +396,68 @@ static int season_change(const char *s1, const char *c1, const char *s2, const c
 	return r;
 }
 
+/* An input's table taken under every failed allocation of jansson's: out
+ * of memory, and nothing kept that the policy's end does not free (a
+ * leak is LeakSanitizer's to find, in make check-san: the input's name
+ * was lost when recording its entry failed). */
+static void test_input_out_of_memory(void)
+{
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_defs *a = load(base);
+	char *text = a ? table_of(a) : NULL;
+	char key[] = CNT_FP_META;
+	long k, failed = 0;
+
+	CHECK(text != NULL);
+	if (text == NULL) {
+		cnt_defs_free(a);
+		return;
+	}
+	for (k = 1; k < 100000; k++) {
+		cnt_meta_kv kv = {key, (uint8_t *)text, strlen(text)};
+		int rc;
+
+		CHECK_EQ_INT(cnt_fp_policy(a, &err), 0);
+		cnt_json_fail_at(k);
+		rc = cnt_fp_input(&kv, 1, "a.avro", &err);
+		cnt_json_fail_at(0);
+		if (rc == 0) {
+			/* recorded: the same table again agrees with it */
+			CHECK_EQ_INT(cnt_fp_input(&kv, 1, "a2.avro", &err), 0);
+			cnt_fp_policy_end();
+			break;
+		}
+		CHECK_EQ_INT(err.kind, CNT_ERR_NOMEM);
+		cnt_fp_policy_end();
+		failed++;
+	}
+	CHECK(failed > 5);
+	CHECK(k < 100000);
+	/* the input named as it was, in bytes that are not UTF-8 too */
+	{
+		char *t2 = edit("\"type\": \"exact\"", "\"type\": \"max\"");
+		cnt_defs *b = load(t2);
+		char *tb = b ? table_of(b) : NULL;
+		cnt_meta_kv kv = {key, (uint8_t *)text, strlen(text)};
+
+		CHECK(tb != NULL);
+		if (tb != NULL) {
+			cnt_meta_kv kb = {key, (uint8_t *)tb, strlen(tb)};
+
+			CHECK_EQ_INT(cnt_fp_policy(NULL, &err), 0);
+			CHECK_EQ_INT(cnt_fp_input(&kv, 1, "day-\xff.avro", &err), 0);
+			CHECK_EQ_INT(cnt_fp_input(&kb, 1, "b.avro", &err), -1);
+			CHECK(strstr(err.msg, "exact in 'day-\xff.avro'") != NULL);
+			cnt_fp_policy_end();
+		}
+		free(tb);
+		cnt_defs_free(b);
+		free(t2);
+	}
+	free(text);
+	cnt_defs_free(a);
+}
+
 static void test_seasons(void)
 {
 	int n;
@@ -459,6 +522,7 @@ int main(void)
 	RUN(test_compatible_fields);
 	RUN(test_one_way_fields);
 	RUN(test_table);
+	RUN(test_input_out_of_memory);
 	RUN(test_recent);
 	RUN(test_seasons);
 	return unit_report("fingerprint");
