@@ -566,7 +566,12 @@ sweep_runs() {
 		fi
 	done
 	# Some allocation must have been reached, or the knob does nothing.
-	[ "$last" -gt 0 ] || problem "$tool: no run failed: is it built with FAILALLOC=1?"
+	# (CNT_FAIL_JSON_ALLOC is in every build; CNT_FAIL_ALLOC only in FAILALLOC=1's)
+	if [ "$last" -eq 0 ] && [ "$KNOB" = CNT_FAIL_ALLOC ]; then
+		problem "$tool: no run failed: is it built with FAILALLOC=1?"
+	elif [ "$last" -eq 0 ]; then
+		problem "$tool: no run failed under $KNOB: does the tool reach jansson?"
+	fi
 	echo "# $tool: $last allocations failed cleanly" >&3
 }
 
