@@ -72,7 +72,11 @@ typedef struct cnt_fused {
 	void (*input_done)(void *ctx, size_t i);
 	void *ctx;
 	int threads;                /* 1: everything on the calling thread; 2: a reader thread too */
+	size_t batch;               /* events handed over at once: 0 or more than CNT_FUSED_BATCH
+	                             * is CNT_FUSED_BATCH; tests give fewer */
 } cnt_fused;
+
+#define CNT_FUSED_BATCH 8192
 
 /* Runs the chain over the n inputs fds[i] (names[i] for messages and
  * rejects; the fds are not closed), in order, into fu's stages.
