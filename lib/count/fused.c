@@ -12,10 +12,11 @@
 
 #include "avro/encoding.h"
 
-/* A batch is what one hand-over moves.  At 2,048 events the reader woke
- * the counting threads about 10,000 times on the benchmark's 10 million
- * events, and a waking thread's CPU was often idle meanwhile: 8,192 made
- * cnt-count 10-15 % faster there (16,384 no faster again). */
+/* A batch is what one hand-over moves.  At 2,048 events the counting
+ * threads waited for the reader about 15,000 times on the benchmark's 10
+ * million events, and a CPU was often idle while one was woken: 8,192
+ * (3,800 waits) made cnt-count about 12 % faster there; 16,384 was no
+ * faster again. */
 #define BATCH_EVENTS CNT_FUSED_BATCH
 _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define BATCH_BYTES ((size_t)4 << 20)
