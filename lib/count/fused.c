@@ -12,11 +12,15 @@
 
 #include "avro/encoding.h"
 
-/* A batch is what one hand-over moves.  At 2,048 events the counting
- * threads waited for the reader about 15,000 times on the benchmark's 10
- * million events, and a CPU was often idle while one was woken: 8,192
- * (3,800 waits) made cnt-count about 12 % faster there; 16,384 was no
- * faster again. */
+/* A batch is what one hand-over moves: it ends at BATCH_EVENTS events,
+ * BATCH_BYTES of them or BATCH_ATTRS attribute slices (two an attribute),
+ * whichever comes first.  The benchmark's events carry about two
+ * attributes each, so the attribute slices end its batches: at 4,096
+ * slices about 1,080 events, and the counting threads waited for the
+ * reader about 15,000 times on its 10 million events while a CPU was often
+ * idle; at 16,384 slices (and 8,192 events, 4 MiB) about 4,300 events,
+ * 3,800 waits, and cnt-count about 12 % faster there.  Twice that again
+ * was no faster. */
 #define BATCH_EVENTS CNT_FUSED_BATCH
 _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define BATCH_BYTES ((size_t)4 << 20)

@@ -72,8 +72,9 @@ typedef struct cnt_fused {
 	void (*input_done)(void *ctx, size_t i);
 	void *ctx;
 	int threads;                /* 1: everything on the calling thread; 2: a reader thread too */
-	size_t batch;               /* events handed over at once: 0 or more than CNT_FUSED_BATCH
-	                             * is CNT_FUSED_BATCH; tests give fewer */
+	size_t batch;               /* events handed over at once at most: 0 or more than
+	                             * CNT_FUSED_BATCH is CNT_FUSED_BATCH; tests give fewer.
+	                             * A batch also ends at its bytes' and attributes' room. */
 } cnt_fused;
 
 #define CNT_FUSED_BATCH 8192
