@@ -22,6 +22,7 @@ struct cnt_window {
 	unsigned char *cursor_ok;
 	cnt_window_counter *counters; /* per counter */
 	cnt_window_totals totals;
+	const cnt_window *parent;     /* a sibling's: whose checked cursors it starts from */
 };
 
 cnt_window *cnt_window_new(const cnt_defs *defs, const char *defs_name, uint32_t shards, cnt_writer *out,
@@ -89,29 +90,45 @@ void cnt_window_set_map(cnt_window *w, const cnt_shardmap *m)
 	w->map = m;
 }
 
+/* Readies w's cursor for t's tenant, its zone loaded when first needed
+ * (a sibling takes the zone its parent's check loaded).  0 or -1. */
+static int ready(cnt_window *w, const cnt_count_target *t, cnt_err *err)
+{
+	const cnt_tz *tz;
+
+	if (w->cursor_ok[t->tenant_index])
+		return 0;
+	if (w->parent && w->parent->cursor_ok[t->tenant_index])
+		tz = w->parent->cursor[t->tenant_index].tz;
+	else if ((tz = cnt_tz_cache_get(w->zones, t->tenant->timezone, err)) == NULL)
+		return cnt_err_prefix(err, "tenant '%s'", t->tenant->tenant_id);
+	cnt_tz_cursor_init(&w->cursor[t->tenant_index], tz);
+	w->cursor_ok[t->tenant_index] = 1;
+	return 0;
+}
+
+static int bad_sample(const cnt_event *e, cnt_err *err)
+{
+	return cnt_err_set(err, "event '%.*s': attrs %s is not a sampling level 1 to %d: "
+		"corrupt log", (int)e->event_id.n, e->event_id.p, CNT_EVENT_SAMPLE_ATTR,
+		CNT_APPROX_LEVEL_MAX);
+}
+
 /* Attributes e, of target t in w's definitions.  0 or -1. */
 static int attribute_target(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,
 	cnt_err *err)
 {
 	cnt_tz_cursor *cur = &w->cursor[t->tenant_index];
 
-	if (!w->cursor_ok[t->tenant_index]) {
-		const cnt_tz *tz = cnt_tz_cache_get(w->zones, t->tenant->timezone, err);
-
-		if (tz == NULL)
-			return cnt_err_prefix(err, "tenant '%s'", t->tenant->tenant_id);
-		cnt_tz_cursor_init(cur, tz);
-		w->cursor_ok[t->tenant_index] = 1;
-	}
+	if (ready(w, t, err) != 0)
+		return -1;
 	out->bucket_start = cnt_tz_cursor_bucket_start(cur, e->event_time);
 	out->bucket_end = cnt_tz_cursor_bucket_end(cur, e->event_time);
 	out->late = cnt_window_is_late(e->ingest_time, out->bucket_end, t->version->lateness_horizon_s);
 	out->exact = t->version->type == CNT_CTYPE_EXACT || t->version->type == CNT_CTYPE_APPROX;
 	out->sample = -1;
 	if (t->version->type == CNT_CTYPE_APPROX && (out->sample = cnt_event_sample_level(e)) < 0)
-		return cnt_err_set(err, "event '%.*s': attrs %s is not a sampling level 1 to %d: "
-			"corrupt log", (int)e->event_id.n, e->event_id.p, CNT_EVENT_SAMPLE_ATTR,
-			CNT_APPROX_LEVEL_MAX);
+		return bad_sample(e, err);
 	out->hll_precision = t->version->hll_precision;
 	out->ndims = t->version->ndimensions;
 	for (size_t i = 0; i < out->ndims; i++) {
@@ -149,6 +166,51 @@ int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
 	cnt_count_target t;
 
 	return attribute(w, e, out, &t, rej, err);
+}
+
+int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_err *err)
+{
+	if (ready(w, t, err) != 0)
+		return -1;
+	if (t->version->type == CNT_CTYPE_APPROX && cnt_event_sample_level(e) < 0)
+		return bad_sample(e, err);
+	return 0;
+}
+
+cnt_window *cnt_window_sibling(const cnt_window *w, cnt_err *err)
+{
+	cnt_window *s = cnt_window_new(w->defs, w->defs_name, w->shards, NULL, err);
+
+	if (s != NULL) {
+		s->map = w->map;
+		s->parent = w;
+	}
+	return s;
+}
+
+void cnt_window_absorb(cnt_window *dst, const cnt_window *src)
+{
+	size_t nc = cnt_defs_ncounters(dst->defs);
+
+	dst->totals.in += src->totals.in;
+	dst->totals.out += src->totals.out;
+	dst->totals.late += src->totals.late;
+	dst->totals.rejected += src->totals.rejected;
+	dst->totals.unknown_tenant += src->totals.unknown_tenant;
+	dst->totals.unknown_counter += src->totals.unknown_counter;
+	dst->totals.not_monotonic += src->totals.not_monotonic;
+	for (size_t i = 0; i < nc; i++) {
+		cnt_window_counter *d = &dst->counters[i];
+		const cnt_window_counter *c = &src->counters[i];
+
+		d->in += c->in;
+		d->late += c->late;
+		d->clock_ahead += c->clock_ahead;
+		if (c->max_lag_ms > d->max_lag_ms)
+			d->max_lag_ms = c->max_lag_ms;
+		if (c->max_clock_ahead_ms > d->max_clock_ahead_ms)
+			d->max_clock_ahead_ms = c->max_clock_ahead_ms;
+	}
 }
 
 int cnt_window_attribute_as(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,

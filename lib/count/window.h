@@ -85,6 +85,24 @@ int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
 int cnt_window_attribute_as(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_windowed *out,
 	cnt_err *err);
 
+/* What cnt_window_attribute_as() could fail on, checked without
+ * attributing: loads t's tenant's timezone (when first needed) and checks
+ * an approx event's sampling level.  The reader of count/fused.h calls it
+ * in log order, so that the first failing event stops the run whatever
+ * the threads.  0, or -1 with err set as _as() sets it. */
+int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_err *err);
+
+/* A window with w's definitions, shards and map and no writer, for
+ * another thread to attribute and count with (count/fused.h): a tenant's
+ * timezone is taken from w when cnt_window_check() loaded it there (w's
+ * cursor of that tenant is then only read), else loaded.  Its counts go
+ * back into w with cnt_window_absorb().  NULL with err set. */
+cnt_window *cnt_window_sibling(const cnt_window *w, cnt_err *err);
+/* Adds src's counts (totals and counters) into dst, both over the same
+ * definitions: sums, and the larger of each maximum, so the result does
+ * not depend on how the events were split between them. */
+void cnt_window_absorb(cnt_window *dst, const cnt_window *src);
+
 /* The stage for one event: attributes it, counts it, and appends the
  * cnt.WindowedEvent to the writer.  raw/rawn are e's Avro bytes when the
  * reader has them (cnt_event_in_raw: copied as they are), else raw is

@@ -382,6 +382,67 @@ static void test_stage_writes_and_counts(void)
 	cnt_defs_free(d);
 }
 
+/* Two siblings that split the events between them, their counts
+ * absorbed, count what one window counts: sums and maxima (lags, a
+ * clock ahead), whatever the split; each attributes as the one does,
+ * the zones taken from the parent's checks. */
+static void test_siblings_absorb(void)
+{
+	cnt_defs *d = defs();
+	cnt_err err;
+	cnt_window *one = cnt_window_new(d, "defs.json", 2, NULL, &err);
+	cnt_window *parent = cnt_window_new(d, "defs.json", 2, NULL, &err);
+	cnt_window *sib[2];
+	static const char *const tenants[] = {"utc", "kol", "lhi"};
+	static const char *const ids[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+	/* ingest - event: on time, late, a clock ahead, very late */
+	static const int64_t lag[] = {5 * M, 3 * H, -7 * M, 30 * H, -2 * M, 2 * H, 1, 9 * H, 0};
+
+	CHECK(one != NULL && parent != NULL);
+	sib[0] = cnt_window_sibling(parent, &err);
+	sib[1] = cnt_window_sibling(parent, &err);
+	CHECK(sib[0] != NULL && sib[1] != NULL);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		cnt_event e = event(tenants[i % 3], ids[i], T0 + (int64_t)i * 17 * M, T0 + (int64_t)i * 17 * M + lag[i]);
+		cnt_count_target t;
+		cnt_count_reject rej;
+		cnt_windowed a, b;
+		cnt_window *s = sib[(i * 7 / 3) % 2];   /* an uneven split */
+
+		CHECK_EQ_INT(cnt_count_lookup(d, "defs.json", &e, &t, &rej), 0);
+		CHECK_EQ_INT(cnt_window_attribute_as(one, &e, &t, &a, &err), 0);
+		cnt_window_take(one, &e, &a, t.counter_index);
+		CHECK_EQ_INT(cnt_window_check(parent, &e, &t, &err), 0);
+		CHECK_EQ_INT(cnt_window_attribute_as(s, &e, &t, &b, &err), 0);
+		cnt_window_take(s, &e, &b, t.counter_index);
+		CHECK_EQ_INT(b.bucket_start, a.bucket_start);
+		CHECK_EQ_INT(b.bucket_end, a.bucket_end);
+		CHECK_EQ_INT(b.late, a.late);
+		CHECK_EQ_INT(b.shard, a.shard);
+	}
+	cnt_window_absorb(parent, sib[0]);
+	cnt_window_absorb(parent, sib[1]);
+	CHECK(memcmp(cnt_window_get_totals(parent), cnt_window_get_totals(one), sizeof(cnt_window_totals)) == 0);
+	CHECK(cnt_window_get_totals(one)->late > 0);
+	for (size_t k = 0; k < 3; k++) {
+		const cnt_window_counter *x = cnt_window_get_counter(one, k), *y = cnt_window_get_counter(parent, k);
+
+		CHECK_EQ_INT(y->in, x->in);
+		CHECK_EQ_INT(y->late, x->late);
+		CHECK_EQ_INT(y->clock_ahead, x->clock_ahead);
+		CHECK_EQ_INT(y->max_lag_ms, x->max_lag_ms);
+		CHECK_EQ_INT(y->max_clock_ahead_ms, x->max_clock_ahead_ms);
+		CHECK(x->in == 3 && x->max_lag_ms > 0);
+	}
+	CHECK(cnt_window_get_counter(one, 0)->clock_ahead + cnt_window_get_counter(one, 1)->clock_ahead > 0);
+	CHECK_EQ_INT(cnt_window_finish(parent, &err), 0);
+	cnt_window_free(sib[0]);
+	cnt_window_free(sib[1]);
+	cnt_window_free(parent);
+	cnt_window_free(one);
+	cnt_defs_free(d);
+}
+
 static void test_ratio(void)
 {
 	CHECK(cnt_count_ratio(0, 0) == 0.0);
@@ -397,6 +458,7 @@ int main(void)
 	RUN(test_lateness_at_the_horizon);
 	RUN(test_shards);
 	RUN(test_attribute_as);
+	RUN(test_siblings_absorb);
 	RUN(test_rejects);
 	RUN(test_stage_writes_and_counts);
 	RUN(test_ratio);
