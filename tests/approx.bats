@@ -317,3 +317,17 @@ PYEOF
 	toavro ok.avro
 	run -0 cnt-window -d defs.json -o w.avro ok.avro
 }
+
+@test "cnt-count: the first event in log order whose cnt.sample is not a level stops the run, with one thread or two" {
+	ingest -o log.avro ev.jsonl
+	# bad events of both members, so of both counting threads
+	events log.avro | jq -c 'if .counter_id == "va" and (.idempotency_key | test("-[0-9]*3$")) then .attrs["cnt.sample"] = "21" else . end' > log.jsonl
+	[ "$(jq -r 'select(.attrs["cnt.sample"] == "21") | .member_ref' log.jsonl | sort -u | paste -sd, -)" = m1,m2 ]
+	first=$(jq -r 'select(.attrs["cnt.sample"] == "21") | .event_id' log.jsonl | head -n 1)
+	toavro bad.avro
+	for th in 1 2 2 2; do
+		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro bad.avro
+		[[ "$output" == *"event '$first': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
+		[ ! -e c.avro ] && [ ! -e s.state ]
+	done
+}

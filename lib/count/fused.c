@@ -28,20 +28,27 @@ _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
 #define QUEUE 3   /* batches between the reader and the counting sides */
 #define AHEAD 16  /* dedup slots prefetched in bursts of this many, one burst ahead */
 
-/* One event of a batch: keyed, its bytes in the batch; once judged,
- * attributed when it is a first occurrence. */
+/* One event of a batch, as the counting sides read it: the event and
+ * what admission and judging found. */
 typedef struct slot {
-	cnt_windowed wv;            /* wv.ev: slices into the batch's bytes and attrs */
-	size_t off, len;            /* its Avro bytes in the batch */
-	cnt_dkey key;
-	uint64_t t, h;
+	cnt_event ev;               /* slices into the batch's bytes and attrs */
 	cnt_count_target tg;        /* what admission found: not looked up again */
 	uint64_t mh;                /* XXH3_64bits of the member, once judged */
 	int part;                   /* -1: a duplicate; else the accumulator (0, 1) of its member */
 } slot;
 
+/* What only the reader reads of it, to judge it: apart, so that these
+ * lines stay in the reader's cache (a slot's travel to a counting
+ * thread's). */
+typedef struct judged {
+	cnt_dkey key;
+	size_t off, len;            /* its Avro bytes in the batch */
+	uint64_t t, h;
+} judged;
+
 typedef struct batch {
 	slot *s;
+	judged *j;                  /* beside each slot */
 	size_t n, cap;              /* cap: events it takes (cnt_fused.batch) */
 	/* once judged: the first occurrences of each accumulator, in order */
 	uint16_t *mine[2];
@@ -68,6 +75,7 @@ typedef struct run {
 	int rrc, crc;              /* the reader's and the second counting thread's results */
 	cnt_err rerr, cerr;
 	cnt_accum *acc[2];
+	cnt_window *win[2];        /* what each counting side attributes with */
 	cnt_buf scratch;           /* an event encoded (not read by the fast path) */
 	cnt_attrs_buf ab;
 } run;
@@ -75,6 +83,7 @@ typedef struct run {
 static void batch_release(batch *b)
 {
 	free(b->s);
+	free(b->j);
 	free(b->bytes);
 	free(b->attrs);
 	free(b->mine[0]);
@@ -85,13 +94,14 @@ static int batch_init(batch *b, size_t cap, cnt_err *err)
 	memset(b, 0, sizeof(*b));
 	b->cap = cap == 0 || cap > BATCH_EVENTS ? BATCH_EVENTS : cap;
 	b->s = malloc(BATCH_EVENTS * sizeof(*b->s));
+	b->j = malloc(BATCH_EVENTS * sizeof(*b->j));
 	b->bytes = malloc(BATCH_BYTES);
 	b->attrs = malloc(BATCH_ATTRS * sizeof(*b->attrs));
 	b->mine[0] = malloc(2 * BATCH_EVENTS * sizeof(*b->mine[0]));
 	b->mine[1] = b->mine[0] ? b->mine[0] + BATCH_EVENTS : NULL;
 	b->bcap = BATCH_BYTES;
 	b->acap = BATCH_ATTRS;
-	if (b->s == NULL || b->bytes == NULL || b->attrs == NULL || b->mine[0] == NULL) {
+	if (b->s == NULL || b->j == NULL || b->bytes == NULL || b->attrs == NULL || b->mine[0] == NULL) {
 		batch_release(b);
 		memset(b, 0, sizeof(*b));
 		return cnt_err_oom(err, "the batches of cnt-count");
@@ -122,25 +132,33 @@ static int batch_fit(batch *b, size_t len, size_t nattrs, cnt_err *err)
 	return 0;
 }
 
-static void rebase(cnt_slice *s, const uint8_t *from, size_t n, const uint8_t *to)
+/* s moved from the n bytes at from to the same place in to (a slice
+ * pointing elsewhere, or NULL, is kept). */
+static cnt_slice moved(cnt_slice s, const uint8_t *from, size_t n, const uint8_t *to)
 {
-	const uint8_t *p = (const uint8_t *)s->p;
+	const uint8_t *p = (const uint8_t *)s.p;
 
 	if (p != NULL && p >= from && p <= from + n)
-		s->p = (const char *)(to + (p - from));
+		s.p = (const char *)(to + (p - from));
+	return s;
 }
 
 /*
  * Adds the admitted event e (target t), whose slices point into raw/rawn
  * and its attrs arrays, to b, keyed.  Returns 0 added, 1 when b has no
  * room (nothing added; b is not empty), -1 with err set.
+ *
+ * The slot is written once, from the event moved in a local copy: a
+ * slot's lines were last written by a counting thread, and loads from
+ * what was just stored there (rebasing in place) waited for them.
  */
 static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const uint8_t *raw, size_t rawn,
 	cnt_err *err)
 {
 	slot *s;
-	cnt_event *ev;
+	cnt_event ev = *e;
 	cnt_slice *keys, *vals;
+	cnt_dkey key;
 	uint8_t *to;
 
 	if (b->n == b->cap || rawn > b->bcap - b->blen || 2 * e->nattrs > b->acap - b->alen) {
@@ -149,39 +167,36 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 		if (batch_fit(b, rawn, e->nattrs, err) != 0)
 			return -1;
 	}
+	/* hashed where the reader decoded it (still in cache), not in the
+	 * copy, which the loads would find only once the copy is written */
+	key = cnt_dedup_event_key(t->version, e);
 	s = &b->s[b->n];
-	s->off = b->blen;
-	s->len = rawn;
 	to = b->bytes + b->blen;
 	memcpy(to, raw, rawn);
-	b->blen += rawn;
-	ev = &s->wv.ev;
-	*ev = *e;
 	keys = b->attrs + b->alen;
 	vals = keys + e->nattrs;
-	b->alen += 2 * e->nattrs;
 	for (size_t i = 0; i < e->nattrs; i++) {
-		keys[i] = e->attr_keys[i];
-		vals[i] = e->attr_vals[i];
-		rebase(&keys[i], raw, rawn, to);
-		rebase(&vals[i], raw, rawn, to);
+		keys[i] = moved(e->attr_keys[i], raw, rawn, to);
+		vals[i] = moved(e->attr_vals[i], raw, rawn, to);
 	}
-	ev->attr_keys = keys;
-	ev->attr_vals = vals;
-	rebase(&ev->event_id, raw, rawn, to);
-	rebase(&ev->idempotency_key, raw, rawn, to);
-	rebase(&ev->tenant_id, raw, rawn, to);
-	rebase(&ev->counter_id, raw, rawn, to);
-	rebase(&ev->member_ref, raw, rawn, to);
-	rebase(&ev->item, raw, rawn, to);
-	rebase(&ev->subject, raw, rawn, to);
-	rebase(&ev->signature, raw, rawn, to);
-	rebase(&ev->retracts, raw, rawn, to);
-	rebase(&ev->retraction_id, raw, rawn, to);
-	s->key = cnt_dedup_event_key(t->version, ev);
-	s->t = cnt_dedup_event_second(ev);
-	s->h = t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0;
+	ev.attr_keys = keys;
+	ev.attr_vals = vals;
+	ev.event_id = moved(e->event_id, raw, rawn, to);
+	ev.idempotency_key = moved(e->idempotency_key, raw, rawn, to);
+	ev.tenant_id = moved(e->tenant_id, raw, rawn, to);
+	ev.counter_id = moved(e->counter_id, raw, rawn, to);
+	ev.member_ref = moved(e->member_ref, raw, rawn, to);
+	ev.item = moved(e->item, raw, rawn, to);
+	ev.subject = moved(e->subject, raw, rawn, to);
+	ev.signature = moved(e->signature, raw, rawn, to);
+	ev.retracts = moved(e->retracts, raw, rawn, to);
+	ev.retraction_id = moved(e->retraction_id, raw, rawn, to);
+	s->ev = ev;
+	b->j[b->n] = (judged){key, b->blen, rawn, cnt_dedup_event_second(e),
+		t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0};
 	s->tg = *t;
+	b->blen += rawn;
+	b->alen += 2 * e->nattrs;
 	b->n++;
 	return 0;
 }
@@ -194,16 +209,17 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 {
 	b->nmine[0] = b->nmine[1] = 0;
 	for (size_t i = 0; i < b->n && i < AHEAD; i++)
-		cnt_dedup_filter_prefetch(fu->filter, b->s[i].key);
+		cnt_dedup_filter_prefetch(fu->filter, b->j[i].key);
 	for (size_t i = 0; i < b->n; i++) {
 		slot *s = &b->s[i];
+		const judged *jd = &b->j[i];
 		int rc;
 
 		if (i % AHEAD == 0)
 			for (size_t j = i + AHEAD; j < b->n && j < i + 2 * AHEAD; j++)
-				cnt_dedup_filter_prefetch(fu->filter, b->s[j].key);
+				cnt_dedup_filter_prefetch(fu->filter, b->j[j].key);
 
-		rc = cnt_dedup_filter_judge(fu->filter, s->key, s->t, s->h, s->tg.counter_index, b->bytes + s->off, s->len,
+		rc = cnt_dedup_filter_judge(fu->filter, jd->key, jd->t, jd->h, s->tg.counter_index, b->bytes + jd->off, jd->len,
 			err);
 		if (rc < 0)
 			return -1;
@@ -211,22 +227,23 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 			s->part = -1;
 			continue;
 		}
-		if (cnt_window_attribute_as(fu->win, &s->wv.ev, &s->tg, &s->wv, err) != 0)
+		if (cnt_window_check(fu->win, &s->ev, &s->tg, err) != 0)
 			return -1;
-		cnt_window_take(fu->win, &s->wv.ev, &s->wv, s->tg.counter_index);
-		if (fu->hot && cnt_topkey_add(fu->hot, s->wv.ev.tenant_id, s->wv.ev.counter_id, s->wv.ev.member_ref, err) != 0)
+		if (fu->hot && cnt_topkey_add(fu->hot, s->ev.tenant_id, s->ev.counter_id, s->ev.member_ref, err) != 0)
 			return -1;
-		s->mh = XXH3_64bits(s->wv.ev.member_ref.p, s->wv.ev.member_ref.n);
+		s->mh = XXH3_64bits(s->ev.member_ref.p, s->ev.member_ref.n);
 		s->part = parts == 1 ? 0 : (int)(s->mh >> 63);
 		b->mine[s->part][b->nmine[s->part]++] = (uint16_t)i;
 	}
 	return 0;
 }
 
-/* Adds the first occurrences of b that belong to accumulator k to it.
- * 0 or -1 with err set. */
-static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
+/* Attributes the first occurrences of b that belong to accumulator k
+ * with window win, counts them there and adds them to acc.  0 or -1 with
+ * err set. */
+static int count(cnt_accum *acc, cnt_window *win, const batch *b, int k, cnt_err *err)
 {
+	cnt_windowed wv[CNT_ACCUM_BATCH];
 	const cnt_windowed *pend[CNT_ACCUM_BATCH];
 	cnt_accum_hint hint[CNT_ACCUM_BATCH];
 	size_t np = 0;
@@ -235,9 +252,13 @@ static int count(cnt_accum *acc, const batch *b, int k, cnt_err *err)
 	for (size_t j = 0; j < b->nmine[k]; j++) {
 		const slot *s = &b->s[b->mine[k][j]];
 
+		if (cnt_window_attribute_as(win, &s->ev, &s->tg, &wv[np], err) != 0)
+			return -1;
+		cnt_window_take(win, &s->ev, &wv[np], s->tg.counter_index);
 		hint[np].counter = (uint32_t)s->tg.counter_index;
 		hint[np].member_hash = s->mh;
-		pend[np++] = &s->wv;
+		pend[np] = &wv[np];
+		np++;
 		if (np == CNT_ACCUM_BATCH) {
 			if (cnt_accum_add_hinted(acc, pend, hint, np, err) != 0)
 				return -1;
@@ -305,7 +326,7 @@ static batch *hand_on(run *r, batch *b, int threaded, int *failed, cnt_err *err)
 		return NULL;
 	}
 	if (!threaded) {
-		if (count(r->acc[0], b, 0, err) != 0) {
+		if (count(r->acc[0], r->win[0], b, 0, err) != 0) {
 			*failed = 1;
 			return NULL;
 		}
@@ -399,7 +420,7 @@ static int read_all(run *r, int threaded, cnt_err *err)
 			put_full(r);
 		return 0;
 	}
-	return count(r->acc[0], b, 0, err);
+	return count(r->acc[0], r->win[0], b, 0, err);
 }
 
 static void *reader(void *arg)
@@ -434,7 +455,7 @@ static int count_all(run *r, int k, cnt_err *err)
 		}
 		b = &r->b[r->done[k] % QUEUE];
 		pthread_mutex_unlock(&r->mu);
-		if (count(r->acc[k], b, k, err) != 0) {
+		if (count(r->acc[k], r->win[k], b, k, err) != 0) {
 			stop_all(r);
 			return -1;
 		}
@@ -513,8 +534,20 @@ int cnt_fused_run(const cnt_fused *fu, const int *fds, char *const *names, size_
 	r->scratch = (cnt_buf)CNT_BUF_INIT;
 	for (int i = 0; i < nb && rc == 0; i++)
 		rc = batch_init(&r->b[i], fu->batch, err);
+	/* threaded: each counting side attributes with a window of its own,
+	 * its counts added to fu->win at the end */
+	r->win[0] = fu->win;
+	for (int k = 0; k < 2 && threaded && rc == 0; k++)
+		if ((r->win[k] = cnt_window_sibling(fu->win, err)) == NULL)
+			rc = -1;
 	if (rc == 0)
 		rc = threaded ? run_threads(r, err) : read_all(r, 0, err);
+	for (int k = 0; k < 2 && threaded; k++) {
+		if (r->win[k] != NULL && r->win[k] != fu->win) {
+			cnt_window_absorb(fu->win, r->win[k]);
+			cnt_window_free(r->win[k]);
+		}
+	}
 	for (int i = 0; i < nb; i++)
 		batch_release(&r->b[i]);
 	cnt_buf_release(&r->scratch);

@@ -29,20 +29,25 @@
  * Threads.  With two threads (fu->threads 2 and fu->acc2 set), a reader
  * thread reads, decompresses and decodes the inputs, admits each event,
  * copies it into a batch with its dedup key, and when the batch is full
- * judges it in log order (duplicates written), attributes and counts
- * each first occurrence (window stage, hot key); two counting threads
- * (the calling thread and one more) then add the batch's first
- * occurrences to fu->acc and fu->acc2, each taking the members of one half
- * of the hash space (top bit of XXH3-64 of member_ref), so the two hold
- * no key in common, and cnt_accum_finish_halves() writes them as one
- * output, each half sorted and encoded on a thread of its own.
+ * judges it in log order (duplicates written) and checks each first
+ * occurrence for what its attribution could fail on (cnt_window_check:
+ * its tenant's timezone, an approx event's sampling level), so that the
+ * first such event in log order stops the run whatever the threads; it
+ * also feeds the hot keys.  Two counting threads (the calling thread and
+ * one more) then attribute the batch's first occurrences, count them in
+ * a window of their own (cnt_window_sibling, absorbed into fu->win at
+ * the end: sums and maxima, so the counts do not depend on the split)
+ * and add them to fu->acc and fu->acc2, each taking the members of one
+ * half of the hash space (top bit of XXH3-64 of member_ref), so the two
+ * hold no key in common, and cnt_accum_finish_halves() writes them as
+ * one output, each half sorted and encoded on a thread of its own.
  * Batches are handed over in order through a ring of three, reused; every
- * call on the dedup table and the window stage is made in log order by
- * the reader, and each accumulator sees its events in log order: the
- * output does not depend on scheduling (and an accumulator's groups do
- * not depend on the order of their events anyway).  An error on any side
- * stops the others; the reader's error is returned first (what it did
- * not read was never counted), else a counting side's.
+ * call on the dedup table is made in log order by the reader, and each
+ * accumulator sees its events in log order: the output does not depend
+ * on scheduling (and an accumulator's groups do not depend on the order
+ * of their events anyway).  An error on any side stops the others; the
+ * reader's error is returned first (what it did not read was never
+ * counted), else a counting side's.
  */
 #ifndef CNT_COUNT_FUSED_H
 #define CNT_COUNT_FUSED_H
