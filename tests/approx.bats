@@ -328,6 +328,7 @@ PYEOF
 	for th in 1 2 2 2; do
 		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro bad.avro
 		[[ "$output" == *"event '$first': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
-		[ ! -e c.avro ] && [ ! -e s.state ]
+		[ ! -e c.avro ]
+		[ ! -e s.state ]
 	done
 }

@@ -40,15 +40,16 @@ _Static_assert(BATCH_EVENTS <= 65536, "a batch's lists hold 16-bit indices");
  * cnt-count's critical path, stalled behind those (perf put about a
  * third of its samples on whatever instruction followed the copies).
  * Non-temporal stores write the lines without reading them first; the
- * counting threads then read them from memory.  The reader does not read
- * them back but for the rare duplicate's bytes (what judging needs is in
- * `judged`, kept in its cache), and fence() orders them before a batch is
- * handed over: a mutex does not order them.  On the 10 M benchmark
+ * counting threads then read them from memory.  The reader reads them
+ * back only for a duplicate's bytes (rare), for an approx event's id when
+ * its sampling level is bad (once: it stops the run) and, with --stats,
+ * for each first occurrence's hot key (slower, from memory); what judging
+ * needs is in `judged`, kept in its cache.  fence() orders them before a
+ * batch is handed over: a mutex does not order them.  On the 10 M benchmark
  * cnt-count was about 15 % faster (the closing note of issue 12).  Other
  * machines: plain stores.
  */
 #if defined(__SSE2__)
-_Static_assert(_Alignof(max_align_t) >= 16, "malloc'd batches are 16-byte aligned");
 /* 16 bytes from src to dst (16-byte aligned). */
 static void put16(void *dst, const void *src)
 {
@@ -113,6 +114,7 @@ typedef struct judged {
 	uint64_t t, h;
 	cnt_count_target tg;
 	uint64_t mh;
+	int sample;                 /* an approx event's sampling level (-1: not one); else 0 */
 } judged;
 
 typedef struct batch {
@@ -158,14 +160,23 @@ static void batch_release(batch *b)
 	free(b->mine[0]);
 }
 
+/* n bytes aligned to a cache line (what the streaming stores above
+ * write in), or NULL. */
+static void *alloc_lines(size_t n)
+{
+	void *p;
+
+	return posix_memalign(&p, 64, n) == 0 ? p : NULL;
+}
+
 static int batch_init(batch *b, size_t cap, cnt_err *err)
 {
 	memset(b, 0, sizeof(*b));
 	b->cap = cap == 0 || cap > BATCH_EVENTS ? BATCH_EVENTS : cap;
-	b->s = malloc(BATCH_EVENTS * sizeof(*b->s));
+	b->s = alloc_lines(BATCH_EVENTS * sizeof(*b->s));
 	b->j = malloc(BATCH_EVENTS * sizeof(*b->j));
-	b->bytes = malloc(BATCH_BYTES);
-	b->attrs = malloc(BATCH_ATTRS * sizeof(*b->attrs));
+	b->bytes = alloc_lines(BATCH_BYTES);
+	b->attrs = alloc_lines(BATCH_ATTRS * sizeof(*b->attrs));
 	b->mine[0] = malloc(2 * BATCH_EVENTS * sizeof(*b->mine[0]));
 	b->mine[1] = b->mine[0] ? b->mine[0] + BATCH_EVENTS : NULL;
 	b->bcap = BATCH_BYTES;
@@ -179,22 +190,25 @@ static int batch_init(batch *b, size_t cap, cnt_err *err)
 }
 
 /* Grows an empty batch's bytes and attrs to hold an event of len bytes
- * and nattrs attrs (nothing points into them yet).  0 or -1. */
+ * and nattrs attrs (nothing points into them yet, so nothing is copied).
+ * 0 or -1. */
 static int batch_fit(batch *b, size_t len, size_t nattrs, cnt_err *err)
 {
 	if (len > b->bcap) {
-		uint8_t *p = realloc(b->bytes, len);
+		uint8_t *p = alloc_lines(len);
 
 		if (p == NULL)
 			return cnt_err_oom(err, "an event of %zu bytes", len);
+		free(b->bytes);
 		b->bytes = p;
 		b->bcap = len;
 	}
 	if (2 * nattrs > b->acap) {
-		cnt_slice *p = realloc(b->attrs, 2 * nattrs * sizeof(*p));
+		cnt_slice *p = alloc_lines(2 * nattrs * sizeof(*p));
 
 		if (p == NULL)
 			return cnt_err_oom(err, "an event of %zu attrs", nattrs);
+		free(b->attrs);
 		b->attrs = p;
 		b->acap = 2 * nattrs;
 	}
@@ -262,7 +276,8 @@ static int add(batch *b, const cnt_event *e, const cnt_count_target *t, const ui
 	for (size_t i = 0; i < sizeof(slot); i += 16)
 		put16((char *)&b->s[b->n] + i, (const char *)&x + i);
 	b->j[b->n] = (judged){cnt_dedup_event_key(t->version, e), b->blen, rawn, cnt_dedup_event_second(e),
-		t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0, *t, x.mh};
+		t->version->dedup_horizon_s > 0 ? (uint64_t)t->version->dedup_horizon_s : 0, *t, x.mh,
+		t->version->type == CNT_CTYPE_APPROX ? cnt_event_sample_level(e) : 0};
 	b->blen += pn;
 	b->alen += 2 * e->nattrs;
 	b->n++;
@@ -294,8 +309,7 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 			return -1;
 		if (rc > 0)
 			continue;
-		/* s is read only for an approx event's attrs and for hot keys */
-		if (cnt_window_check(fu->win, &s->ev, &jd->tg, err) != 0)
+		if (cnt_window_check(fu->win, &s->ev, &jd->tg, jd->sample, err) != 0)
 			return -1;
 		if (fu->hot && cnt_topkey_add(fu->hot, s->ev.tenant_id, s->ev.counter_id, s->ev.member_ref, err) != 0)
 			return -1;

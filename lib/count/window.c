@@ -168,11 +168,11 @@ int cnt_window_attribute(cnt_window *w, const cnt_event *e, cnt_windowed *out,
 	return attribute(w, e, out, &t, rej, err);
 }
 
-int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_err *err)
+int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, int sample, cnt_err *err)
 {
 	if (ready(w, t, err) != 0)
 		return -1;
-	if (t->version->type == CNT_CTYPE_APPROX && cnt_event_sample_level(e) < 0)
+	if (t->version->type == CNT_CTYPE_APPROX && sample < 0)
 		return bad_sample(e, err);
 	return 0;
 }

@@ -87,16 +87,22 @@ int cnt_window_attribute_as(cnt_window *w, const cnt_event *e, const cnt_count_t
 
 /* What cnt_window_attribute_as() could fail on, checked without
  * attributing: loads t's tenant's timezone (when first needed) and checks
- * an approx event's sampling level.  The reader of count/fused.h calls it
- * in log order, so that the first failing event stops the run whatever
- * the threads.  0, or -1 with err set as _as() sets it. */
-int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, cnt_err *err);
+ * an approx event's sampling level, given as sample (its
+ * cnt_event_sample_level(), found where e was decoded; anything for
+ * another type).  e is read only to name it in the error.  The reader of
+ * count/fused.h calls it in log order, so that the first failing event
+ * stops the run whatever the threads.  0, or -1 with err set as _as()
+ * sets it. */
+int cnt_window_check(cnt_window *w, const cnt_event *e, const cnt_count_target *t, int sample, cnt_err *err);
 
 /* A window with w's definitions, shards and map and no writer, for
  * another thread to attribute and count with (count/fused.h): a tenant's
  * timezone is taken from w when cnt_window_check() loaded it there (w's
- * cursor of that tenant is then only read), else loaded.  Its counts go
- * back into w with cnt_window_absorb().  NULL with err set. */
+ * cursor of that tenant is then only read), else loaded.  So w's check of
+ * a tenant must happen before a sibling attributes an event of it (in
+ * count/fused.h, the batch's hand-over under a mutex orders them), and w
+ * is not used to attribute while siblings run.  Its counts go back into
+ * w with cnt_window_absorb().  NULL with err set. */
 cnt_window *cnt_window_sibling(const cnt_window *w, cnt_err *err);
 /* Adds src's counts (totals and counters) into dst, both over the same
  * definitions: sums, and the larger of each maximum, so the result does

@@ -382,6 +382,14 @@ static void test_stage_writes_and_counts(void)
 	cnt_defs_free(d);
 }
 
+static void restore_tzdir(const char *v)
+{
+	if (v)
+		setenv("TZDIR", v, 1);
+	else
+		unsetenv("TZDIR");
+}
+
 /* Two siblings that split the events between them, their counts
  * absorbed, count what one window counts: sums and maxima (lags, a
  * clock ahead), whatever the split; each attributes as the one does,
@@ -393,12 +401,29 @@ static void test_siblings_absorb(void)
 	cnt_window *one = cnt_window_new(d, "defs.json", 2, NULL, &err);
 	cnt_window *parent = cnt_window_new(d, "defs.json", 2, NULL, &err);
 	cnt_window *sib[2];
+	char *tzdir = getenv("TZDIR") ? strdup(getenv("TZDIR")) : NULL;
 	static const char *const tenants[] = {"utc", "kol", "lhi"};
 	static const char *const ids[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
 	/* ingest - event: on time, late, a clock ahead, very late */
 	static const int64_t lag[] = {5 * M, 3 * H, -7 * M, 30 * H, -2 * M, 2 * H, 1, 9 * H, 0};
 
 	CHECK(one != NULL && parent != NULL);
+	/* a sibling of a parent that checked nothing loads its zones itself:
+	 * without any to load, it fails */
+	{
+		cnt_window *lone = cnt_window_sibling(parent, &err);
+		cnt_event e = event("kol", "x", T0, T0);
+		cnt_count_target t;
+		cnt_count_reject rej;
+		cnt_windowed b;
+
+		CHECK(lone != NULL);
+		CHECK_EQ_INT(cnt_count_lookup(d, "defs.json", &e, &t, &rej), 0);
+		setenv("TZDIR", "/nonexistent-zoneinfo", 1);
+		CHECK_EQ_INT(cnt_window_attribute_as(lone, &e, &t, &b, &err), -1);
+		restore_tzdir(tzdir);
+		cnt_window_free(lone);
+	}
 	sib[0] = cnt_window_sibling(parent, &err);
 	sib[1] = cnt_window_sibling(parent, &err);
 	CHECK(sib[0] != NULL && sib[1] != NULL);
@@ -412,8 +437,11 @@ static void test_siblings_absorb(void)
 		CHECK_EQ_INT(cnt_count_lookup(d, "defs.json", &e, &t, &rej), 0);
 		CHECK_EQ_INT(cnt_window_attribute_as(one, &e, &t, &a, &err), 0);
 		cnt_window_take(one, &e, &a, t.counter_index);
-		CHECK_EQ_INT(cnt_window_check(parent, &e, &t, &err), 0);
+		CHECK_EQ_INT(cnt_window_check(parent, &e, &t, 0, &err), 0);
+		/* no zone can be loaded now: the sibling's come from the parent */
+		setenv("TZDIR", "/nonexistent-zoneinfo", 1);
 		CHECK_EQ_INT(cnt_window_attribute_as(s, &e, &t, &b, &err), 0);
+		restore_tzdir(tzdir);
 		cnt_window_take(s, &e, &b, t.counter_index);
 		CHECK_EQ_INT(b.bucket_start, a.bucket_start);
 		CHECK_EQ_INT(b.bucket_end, a.bucket_end);
@@ -441,6 +469,7 @@ static void test_siblings_absorb(void)
 	cnt_window_free(parent);
 	cnt_window_free(one);
 	cnt_defs_free(d);
+	free(tzdir);
 }
 
 static void test_ratio(void)
