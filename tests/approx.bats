@@ -332,3 +332,35 @@ PYEOF
 		[ ! -e s.state ]
 	done
 }
+
+@test "cnt-count: the first bad cnt.sample in log order stops the run after several hand-overs too" {
+	# 20,000 exact events of both members before the approx ones: more
+	# than two batches (cnt-count hands over at most 8,192 events at once)
+	"$PY" - > bulk.jsonl <<'PYEOF'
+import json
+for i in range(20000):
+    m = "m%d" % (1 + i % 2)
+    print(json.dumps({"idempotency_key": "b-%d" % i, "tenant_id": "t", "counter_id": "ve",
+        "member_ref": m, "delta": 1, "event_time": 1772362800000 + i, "attrs": {"device": "web"}}))
+PYEOF
+	cat bulk.jsonl ev.jsonl > all.jsonl
+	ingest -o log.avro all.jsonl
+	events log.avro | jq -c 'if .counter_id == "va" and (.idempotency_key | test("-[0-9]*7$")) then .attrs["cnt.sample"] = "0" else . end' > log.jsonl
+	[ "$(jq -r 'select(.attrs["cnt.sample"] == "0") | .member_ref' log.jsonl | sort -u | paste -sd, -)" = m1,m2 ]
+	# the first bad event comes after the second hand-over
+	[ "$(jq -r 'select(.attrs["cnt.sample"] == "0") | input_line_number' log.jsonl | head -n 1)" -gt 16384 ]
+	first=$(jq -r 'select(.attrs["cnt.sample"] == "0") | .event_id' log.jsonl | head -n 1)
+	toavro bad.avro
+	for th in 1 2 2 2; do
+		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro bad.avro
+		[[ "$output" == *"event '$first': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
+		[ ! -e c.avro ]
+		[ ! -e s.state ]
+	done
+	# and without the bad events the same log counts
+	jq -c 'if .attrs["cnt.sample"] == "0" then .attrs["cnt.sample"] = "1" else . end' log.jsonl > fixed.jsonl
+	mv fixed.jsonl log.jsonl
+	toavro good.avro
+	run -0 cnt-count -d defs.json --threads 2 -o c.avro good.avro
+	[ -s c.avro ]
+}

@@ -188,6 +188,12 @@ cnt_window *cnt_window_sibling(const cnt_window *w, cnt_err *err)
 	return s;
 }
 
+/* cnt_window_absorb names every field, so a new one must be added there
+ * too (a sum or a maximum): these stop the build when a field is added,
+ * until the count in them is changed with cnt_window_absorb. */
+_Static_assert(sizeof(cnt_window_totals) == 7 * sizeof(uint64_t), "cnt_window_absorb: add the new total");
+_Static_assert(sizeof(cnt_window_counter) == 5 * sizeof(uint64_t), "cnt_window_absorb: add the new counter field");
+
 void cnt_window_absorb(cnt_window *dst, const cnt_window *src)
 {
 	size_t nc = cnt_defs_ncounters(dst->defs);
