@@ -615,6 +615,31 @@ assert s.startswith("ed25519:t1:") and r[1]["signature"].encode("latin-1") == s.
 	[ "$(cnt-cat --count "$d/a.null.avro")" -eq 14 ]
 }
 
+@test "a header guessed at the first block and wrong: the blocks are moved after the right one, the same bytes as spooled" {
+	local d=$BATS_TEST_TMPDIR c
+	# 6,000 events of one counter (more than one 256 KiB block), then one
+	# of another: the fingerprints in the header grow after the first block
+	"$PY" - >"$d/late.jsonl" <<'PYEOF'
+import json
+for i in range(6000):
+    print(json.dumps({"idempotency_key": "k%d" % i, "tenant_id": "acme", "counter_id": "distance_m",
+        "member_ref": "m-%d" % (i % 50), "delta": i % 7, "event_time": 1772359200000 + i, "attrs": {"region": "eu"}}))
+print(json.dumps({"idempotency_key": "late", "tenant_id": "globex", "counter_id": "wins",
+    "member_ref": "m-1", "delta": 1, "event_time": 1772359200000}))
+PYEOF
+	for c in null zstandard; do
+		# -o: a file of its own, the header guessed; "> file": write-only, spooled
+		cnt-ingest -d "$DEFS" --now "$NOW" -c "$c" -o "$d/guessed.avro" "$d/late.jsonl"
+		cnt-ingest -d "$DEFS" --now "$NOW" -c "$c" "$d/late.jsonl" >"$d/spooled.avro"
+		CNT_GUESS_HEADER=0 cnt-ingest -d "$DEFS" --now "$NOW" -c "$c" -o "$d/off.avro" "$d/late.jsonl"
+		cmp "$d/guessed.avro" "$d/spooled.avro"
+		cmp "$d/guessed.avro" "$d/off.avro"
+		cnt-cat --meta "$d/guessed.avro" |
+			one '.metadata["cnt.fingerprints"] | fromjson | keys == ["acme/distance_m v1", "globex/wins v1"]'
+		[ "$(cnt-cat --count "$d/guessed.avro")" -eq 6001 ]
+	done
+}
+
 @test "formats: JSON lines, CSV and Avro forms of the same events give the same records" {
 	local d=$BATS_TEST_TMPDIR f
 	for f in "$DATA/events.jsonl" "$DATA/events.csv" "$BATS_FILE_TMPDIR/events.avro"; do

@@ -839,6 +839,14 @@ struct cnt_writer {
 	size_t rec_start;      /* where the record being encoded begins */
 	cnt_buf spool;
 	int spool_fd;          /* -1 while the spool fits in memory */
+	/* ... or, on a regular file of our own, the header is guessed: made
+	 * at the first block from the records before it and written, the
+	 * blocks after it; cnt_writer_finish() makes it again and, if it came
+	 * out different, moves the blocks (settle_header()). */
+	int guessed;
+	off_t base;            /* where the container begins in fd */
+	cnt_buf guess;         /* the header written */
+	size_t meta0, nmeta0;  /* the metadata before the header hook's */
 };
 
 #define SPOOL_MEM (8u << 20)
@@ -916,7 +924,8 @@ cnt_buf *cnt_writer_buf(cnt_writer *w)
 	return &w->block;
 }
 
-static int write_header(cnt_writer *w, cnt_err *err)
+/* The header's bytes into w->out.  0, or -1 out of memory. */
+static int build_header(cnt_writer *w, cnt_err *err)
 {
 	const char *cname = cnt_codec_name(w->cid);
 	int rc = 0;
@@ -933,8 +942,13 @@ static int write_header(cnt_writer *w, cnt_err *err)
 	rc |= cnt_bin_write_bytes(&w->out, "1", 1);
 	rc |= cnt_bin_write_long(&w->out, 0);
 	rc |= cnt_buf_append(&w->out, w->sync, CNT_SYNC_SIZE);
-	if (rc != 0)
-		return cnt_err_nomem(err);
+	return rc != 0 ? cnt_err_nomem(err) : 0;
+}
+
+static int write_header(cnt_writer *w, cnt_err *err)
+{
+	if (build_header(w, err) != 0)
+		return -1;
 	if (cnt_write_all(w->fd, w->out.p, w->out.len) != 0)
 		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
 	w->header_done = 1;
@@ -981,6 +995,140 @@ static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, siz
 	if (emit(w, head, hn, err) != 0 || emit(w, payload, plen, err) != 0 ||
 	    emit(w, w->sync, CNT_SYNC_SIZE, err) != 0)
 		return -1;
+	return 0;
+}
+
+/*
+ * A deferred header is guessed where the blocks can be moved after it
+ * when the guess was wrong: a regular file open for reading and writing,
+ * not appending (the tools' own temporary files; a shell's "> file" is
+ * write-only and is spooled as before).  The blocks are then written once, to their file,
+ * not spooled and copied at the end (cnt-ingest's 10 M events: 490 MB
+ * copied in 0.76 s after everything else).  The fingerprint header only
+ * grows with the records, and a stream's few counters are all in its
+ * first block as a rule, so the guess is kept as a rule.
+ * CNT_GUESS_HEADER=0 turns it off (the tests compare both ways).
+ */
+static int may_guess(cnt_writer *w)
+{
+	const char *env = getenv("CNT_GUESS_HEADER");
+	int fl;
+
+	if ((env != NULL && strcmp(env, "0") == 0) || !fd_is_regular(w->fd))
+		return 0;
+	/* read back when the blocks move; appending would put them at the end */
+	if ((fl = fcntl(w->fd, F_GETFL)) < 0 || (fl & O_ACCMODE) != O_RDWR || (fl & O_APPEND))
+		return 0;
+	return (w->base = lseek(w->fd, 0, SEEK_CUR)) >= 0;
+}
+
+/* Writes the header the records so far give, before the first block. */
+static int guess_header(cnt_writer *w, cnt_err *err)
+{
+	w->meta0 = w->meta.len;
+	w->nmeta0 = w->nmeta;
+	if (w->hooks.header != NULL && w->hooks.header(w->hooks.ctx, w, err) != 0)
+		return -1;
+	if (build_header(w, err) != 0)
+		return -1;
+	w->guess.len = 0;
+	if (cnt_buf_append(&w->guess, w->out.p, w->out.len) != 0)
+		return cnt_err_nomem(err);
+	if (cnt_write_all(w->fd, w->out.p, w->out.len) != 0)
+		return cnt_err_write(err, errno, "\'%s\': write error", w->name);
+	w->header_done = 1;
+	w->deferred = 0;
+	w->guessed = 1;
+	return 0;
+}
+
+static int pread_all(int fd, void *p, size_t n, off_t at)
+{
+	while (n > 0) {
+		ssize_t k = pread(fd, p, n, at);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;   /* shorter than what was written */
+			return -1;
+		}
+		p = (char *)p + k;
+		n -= (size_t)k;
+		at += k;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *p, size_t n, off_t at)
+{
+	while (n > 0) {
+		ssize_t k = pwrite(fd, p, n, at);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -1;
+		p = (const char *)p + k;
+		n -= (size_t)k;
+		at += k;
+	}
+	return 0;
+}
+
+/* The n bytes at from moved to to, in pieces, in the order that reads
+ * each before it is written over.  0, or -1 with errno. */
+static int move_bytes(int fd, off_t from, off_t to, off_t n)
+{
+	size_t cap = (size_t)1 << 20;
+	char *buf = malloc(cap);
+	int rc = 0;
+
+	if (buf == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (off_t done = 0; rc == 0 && done < n;) {
+		size_t k = n - done < (off_t)cap ? (size_t)(n - done) : cap;
+		/* later bytes first when moving up, earlier when moving down */
+		off_t at = to > from ? n - done - (off_t)k : done;
+
+		rc = pread_all(fd, buf, k, from + at) != 0 || pwrite_all(fd, buf, k, to + at) != 0 ? -1 : 0;
+		done += (off_t)k;
+	}
+	free(buf);
+	return rc;
+}
+
+/* cnt_writer_finish() of a guessed header, every block written: the
+ * header made again from all the records; where it differs from the
+ * guess, the blocks are moved to follow it and it is written over the
+ * guess.  The stream is left at the container's end. */
+static int settle_header(cnt_writer *w, cnt_err *err)
+{
+	off_t end, from, to;
+
+	w->guessed = 0;
+	w->meta.len = w->meta0;
+	w->nmeta = w->nmeta0;
+	w->header_done = 0;
+	if (w->hooks.header != NULL && w->hooks.header(w->hooks.ctx, w, err) != 0)
+		return -1;
+	if (build_header(w, err) != 0)
+		return -1;
+	w->header_done = 1;
+	if (w->out.len == w->guess.len && memcmp(w->out.p, w->guess.p, w->out.len) == 0)
+		return 0;
+	if ((end = lseek(w->fd, 0, SEEK_CUR)) < 0)
+		return cnt_err_write(err, errno, "'%s': cannot find the end of what was written", w->name);
+	from = w->base + (off_t)w->guess.len;
+	to = w->base + (off_t)w->out.len;
+	if (move_bytes(w->fd, from, to, end - from) != 0 ||
+	    (to < from && ftruncate(w->fd, to + (end - from)) != 0) ||
+	    pwrite_all(w->fd, w->out.p, w->out.len, w->base) != 0 ||
+	    lseek(w->fd, to + (end - from), SEEK_SET) < 0)
+		return cnt_err_write(err, errno, "\'%s\': write error (moving the blocks after the header)", w->name);
 	return 0;
 }
 
@@ -1125,6 +1273,8 @@ static int drain(cnt_writer *w, uint64_t upto, cnt_err *err)
 
 static int flush_block(cnt_writer *w, cnt_err *err)
 {
+	if (!w->header_done && w->deferred && w->block_count > 0 && may_guess(w) && guess_header(w, err) != 0)
+		return -1;
 	if (!w->header_done && !w->deferred && write_header(w, err) != 0)
 		return -1;
 	if (w->block_count == 0)
@@ -1196,6 +1346,8 @@ int cnt_writer_finish(cnt_writer *w, cnt_err *err)
 		rc = drain(w, w->qseq, err);
 		pthread_mutex_unlock(&w->mu);
 	}
+	if (rc == 0 && w->guessed)
+		rc = settle_header(w, err);
 	if (rc == 0 && w->deferred)
 		rc = write_deferred(w, err);
 	if (rc != 0 || w->ended)
@@ -1318,6 +1470,7 @@ void cnt_writer_free(cnt_writer *w)
 	cnt_buf_release(&w->out);
 	cnt_buf_release(&w->meta);
 	cnt_buf_release(&w->spool);
+	cnt_buf_release(&w->guess);
 	if (w->hooks.release != NULL)
 		w->hooks.release(w->hooks.ctx);
 	if (w->spool_fd >= 0)

@@ -24,7 +24,7 @@
  * blocks are cut at a fixed size, so the same records give the same bytes.
  * The header is written with the first block, or by cnt_writer_finish()
  * when there are no records (a header-only file) or the header is deferred
- * (cnt_writer_defer).
+ * (cnt_writer_defer; guessed at the first block where the file allows).
  */
 #ifndef CNT_CONTAINER_H
 #define CNT_CONTAINER_H
@@ -130,9 +130,10 @@ int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, c
 /* Hooks of cnt_writer_defer(), each optional (NULL).  record() is called
  * by cnt_writer_commit() with the bytes of the record being committed (a
  * non-zero return fails the commit: the record is dropped, err set);
- * header() by cnt_writer_finish() just before the header is written, so
- * it may still add metadata with cnt_writer_meta(); release() by
- * cnt_writer_free(), to free ctx. */
+ * header() just before the header is made, so it may still add metadata
+ * with cnt_writer_meta(): by cnt_writer_finish(), and, where the header
+ * is guessed (below), also at the first block, its metadata then dropped
+ * and made again at the end; release() by cnt_writer_free(), to free ctx. */
 typedef struct cnt_writer_hooks {
 	int (*record)(void *ctx, const uint8_t *rec, size_t n, cnt_err *err);
 	int (*header)(void *ctx, cnt_writer *w, cnt_err *err);
@@ -140,11 +141,18 @@ typedef struct cnt_writer_hooks {
 	void *ctx;
 } cnt_writer_hooks;
 /* Defers the header to cnt_writer_finish(), for metadata that depends on
- * the records (model/fingerprint.h): until then the blocks are kept in
- * memory (up to 8 MiB), then in an unlinked temporary file under $TMPDIR
- * (or /tmp), and copied after the header at the end.  The bytes written
- * are the same as without it.  Only before the first record, once; h is
- * copied.  Returns 0 or -1 (then h->release is not called). */
+ * the records (model/fingerprint.h).  On a regular file open for reading
+ * and writing and not appending (the tools' temporary outputs), the
+ * header is guessed from the records before the first block and written
+ * with it; at the end it is made again and, if it differs, the blocks
+ * are moved in the file to follow it (the stream is then left at the
+ * container's end, for another after it).  Elsewhere (a pipe, a shell's
+ * "> file", or CNT_GUESS_HEADER=0 in the environment) the blocks are kept
+ * in memory (up to 8 MiB), then in an unlinked temporary file under
+ * $TMPDIR (or /tmp), and copied after the header at the end.  The bytes
+ * written are the same every way, and as without it.  Only before the
+ * first record, once; h is copied.  Returns 0 or -1 (then h->release is
+ * not called). */
 int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err);
 /* What w was made with (for a second container on the same stream). */
 int cnt_writer_fd(const cnt_writer *w);
