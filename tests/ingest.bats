@@ -640,6 +640,38 @@ PYEOF
 	done
 }
 
+@test "a guessed header whose blocks cannot be moved (the file size limit): exit 3, one line, no file left" {
+	local d=$BATS_TEST_TMPDIR c s lim
+	# one counter in the first block, six more at the end: the header grows
+	# by some 2 KB when it is made again
+	"$PY" - >"$d/late.jsonl" <<'PYEOF'
+import json
+for i in range(6000):
+    print(json.dumps({"idempotency_key": "k%d" % i, "tenant_id": "acme", "counter_id": "distance_m",
+        "member_ref": "m-%d" % (i % 50), "delta": i % 7, "event_time": 1772359200000 + i, "attrs": {"region": "eu"}}))
+for t, c in (("globex", "wins"), ("globex", "likes"), ("acme", "likes"), ("acme", "bounded"),
+             ("busy", "clicks"), ("initech", "score")):
+    print(json.dumps({"idempotency_key": "late-" + c, "tenant_id": t, "counter_id": c,
+        "member_ref": "m-1", "delta": 1, "event_time": 1772359200000}))
+PYEOF
+	cnt-ingest -d "$DEFS" --now "$NOW" -c null -o "$d/whole.avro" "$d/late.jsonl"
+	s=$(stat -c %s "$d/whole.avro")
+	# a limit (KiB) below the whole file but above the guessed one: the
+	# blocks are written, and moving them up past the limit fails (EFBIG,
+	# SIGXFSZ ignored)
+	lim=$(( (s - 19) / 1024 ))
+	run -3 --separate-stderr bash -c 'trap "" XFSZ; ulimit -f "$1"; shift; exec "$@"' - "$lim" \
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null -o "$d/out.avro" "$d/late.jsonl"
+	[ "$stderr" = "cnt-ingest: '$d/out.avro': write error (moving the blocks after the header): File too large" ]
+	[ -z "$output" ]
+	[ ! -e "$d/out.avro" ]
+	[ -z "$(find "$d" -name '.out.avro.tmp-*')" ]
+	# with room for the whole file, the same bytes
+	run -0 bash -c 'trap "" XFSZ; ulimit -f "$1"; shift; exec "$@"' - "$(( s / 1024 + 1 ))" \
+		cnt-ingest -d "$DEFS" --now "$NOW" -c null -o "$d/out.avro" "$d/late.jsonl"
+	cmp "$d/out.avro" "$d/whole.avro"
+}
+
 @test "formats: JSON lines, CSV and Avro forms of the same events give the same records" {
 	local d=$BATS_TEST_TMPDIR f
 	for f in "$DATA/events.jsonl" "$DATA/events.csv" "$BATS_FILE_TMPDIR/events.avro"; do

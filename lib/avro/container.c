@@ -1077,18 +1077,16 @@ static int pwrite_all(int fd, const void *p, size_t n, off_t at)
 	return 0;
 }
 
-/* The n bytes at from moved to to, in pieces, in the order that reads
- * each before it is written over.  0, or -1 with errno. */
-static int move_bytes(int fd, off_t from, off_t to, off_t n)
+#define MOVE_PIECE ((size_t)1 << 20)
+
+/* The n bytes at from moved to to, in pieces of MOVE_PIECE through buf,
+ * in the order that reads each before it is written over.  0, or -1
+ * with errno. */
+static int move_bytes(int fd, char *buf, off_t from, off_t to, off_t n)
 {
-	size_t cap = (size_t)1 << 20;
-	char *buf = malloc(cap);
+	size_t cap = MOVE_PIECE;
 	int rc = 0;
 
-	if (buf == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
 	for (off_t done = 0; rc == 0 && done < n;) {
 		size_t k = n - done < (off_t)cap ? (size_t)(n - done) : cap;
 		/* later bytes first when moving up, earlier when moving down */
@@ -1097,7 +1095,6 @@ static int move_bytes(int fd, off_t from, off_t to, off_t n)
 		rc = pread_all(fd, buf, k, from + at) != 0 || pwrite_all(fd, buf, k, to + at) != 0 ? -1 : 0;
 		done += (off_t)k;
 	}
-	free(buf);
 	return rc;
 }
 
@@ -1108,6 +1105,8 @@ static int move_bytes(int fd, off_t from, off_t to, off_t n)
 static int settle_header(cnt_writer *w, cnt_err *err)
 {
 	off_t end, from, to;
+	char *buf;
+	int rc;
 
 	w->guessed = 0;
 	w->meta.len = w->meta0;
@@ -1122,14 +1121,18 @@ static int settle_header(cnt_writer *w, cnt_err *err)
 		return 0;
 	if ((end = lseek(w->fd, 0, SEEK_CUR)) < 0)
 		return cnt_err_write(err, errno, "'%s': cannot find the end of what was written", w->name);
+	if ((buf = malloc(MOVE_PIECE)) == NULL)
+		return cnt_err_nomem(err);
 	from = w->base + (off_t)w->guess.len;
 	to = w->base + (off_t)w->out.len;
-	if (move_bytes(w->fd, from, to, end - from) != 0 ||
-	    (to < from && ftruncate(w->fd, to + (end - from)) != 0) ||
-	    pwrite_all(w->fd, w->out.p, w->out.len, w->base) != 0 ||
-	    lseek(w->fd, to + (end - from), SEEK_SET) < 0)
-		return cnt_err_write(err, errno, "\'%s\': write error (moving the blocks after the header)", w->name);
-	return 0;
+	rc = move_bytes(w->fd, buf, from, to, end - from) != 0 ||
+		(to < from && ftruncate(w->fd, to + (end - from)) != 0) ||
+		pwrite_all(w->fd, w->out.p, w->out.len, w->base) != 0 ||
+		lseek(w->fd, to + (end - from), SEEK_SET) < 0 ? -1 : 0;
+	if (rc != 0)
+		cnt_err_write(err, errno, "\'%s\': write error (moving the blocks after the header)", w->name);
+	free(buf);
+	return rc;
 }
 
 /* The header, then what was spooled. */
