@@ -640,6 +640,21 @@ PYEOF
 	done
 }
 
+@test "two streams on one read-write standard output (cnt-dedup -D -, 1<>file): two whole containers, no guessed header" {
+	local d=$BATS_TEST_TMPDIR
+	"$PY" -c 'import json
+for i in range(6000):
+    print(json.dumps({"idempotency_key": "k%d" % i, "tenant_id": "acme", "counter_id": "distance_m",
+        "member_ref": "m-%d" % (i % 50), "delta": i % 7, "event_time": 1772359200000 + i, "attrs": {"region": "eu"}}))' >"$d/ev.jsonl"
+	cnt-ingest -d "$DEFS" --now "$NOW" -c null -o "$d/a.avro" "$d/ev.jsonl"
+	# the events and their duplicates, each a deferred header, both on fd 1,
+	# which the shell opened for reading and writing
+	cnt-dedup -d "$DEFS" -c null -D - "$d/a.avro" "$d/a.avro" 1<>"$d/both.avro"
+	cnt-dedup -d "$DEFS" -c null -D - "$d/a.avro" "$d/a.avro" >"$d/redirected.avro"
+	cmp "$d/both.avro" "$d/redirected.avro"
+	[ "$(cnt-cat --count "$d/both.avro")" -eq 12000 ]
+}
+
 @test "a guessed header whose blocks cannot be moved (the file size limit): exit 3, one line, no file left" {
 	local d=$BATS_TEST_TMPDIR c s lim
 	# one counter in the first block, six more at the end: the header grows

@@ -844,6 +844,7 @@ struct cnt_writer {
 	 * blocks after it; cnt_writer_finish() makes it again and, if it came
 	 * out different, moves the blocks (settle_header()). */
 	int guessed;
+	int guessing;          /* 0: not decided yet (the first block decides); 1 yes; -1 no */
 	off_t base;            /* where the container begins in fd */
 	cnt_buf guess;         /* the header written */
 	size_t meta0, nmeta0;  /* the metadata before the header hook's */
@@ -1000,13 +1001,16 @@ static int write_block(cnt_writer *w, int64_t count, const uint8_t *payload, siz
 
 /*
  * A deferred header is guessed where the blocks can be moved after it
- * when the guess was wrong: a regular file open for reading and writing,
- * not appending (the tools' own temporary files; a shell's "> file" is
- * write-only and is spooled as before).  The blocks are then written once, to their file,
- * not spooled and copied at the end (cnt-ingest's 10 M events: 490 MB
- * copied in 0.76 s after everything else).  The fingerprint header only
- * grows with the records, and a stream's few counters are all in its
- * first block as a rule, so the guess is kept as a rule.
+ * when the guess was wrong, and where no other writer shares the file or
+ * its offset: a temporary file the process made for an output of its own
+ * (cnt_fd_owned: a named -o file; never standard output, which two
+ * streams may share, as `-D -` beside it does), regular, open for reading
+ * and writing, not appending.  The blocks are then written once, to their
+ * file, not spooled and copied at the end (cnt-ingest's 10 M events: 490
+ * MB copied in 0.76 s after everything else).  The fingerprint header
+ * only grows with the records, and a stream's few counters are all in
+ * its first block as a rule, so the guess is kept as a rule.  Decided
+ * once, at the first block, before anything is spooled.
  * CNT_GUESS_HEADER=0 turns it off (the tests compare both ways).
  */
 static int may_guess(cnt_writer *w)
@@ -1014,12 +1018,18 @@ static int may_guess(cnt_writer *w)
 	const char *env = getenv("CNT_GUESS_HEADER");
 	int fl;
 
-	if ((env != NULL && strcmp(env, "0") == 0) || !fd_is_regular(w->fd))
-		return 0;
-	/* read back when the blocks move; appending would put them at the end */
-	if ((fl = fcntl(w->fd, F_GETFL)) < 0 || (fl & O_ACCMODE) != O_RDWR || (fl & O_APPEND))
-		return 0;
-	return (w->base = lseek(w->fd, 0, SEEK_CUR)) >= 0;
+	if (w->guessing == 0) {
+		w->guessing = -1;
+		if ((env != NULL && strcmp(env, "0") == 0) || !cnt_fd_owned(w->fd) || !fd_is_regular(w->fd))
+			return 0;
+		/* read back when the blocks move; appending would put them at the end */
+		if ((fl = fcntl(w->fd, F_GETFL)) < 0 || (fl & O_ACCMODE) != O_RDWR || (fl & O_APPEND))
+			return 0;
+		if ((w->base = lseek(w->fd, 0, SEEK_CUR)) < 0)
+			return 0;
+		w->guessing = 1;
+	}
+	return w->guessing > 0;
 }
 
 /* Writes the header the records so far give, before the first block. */
@@ -1068,8 +1078,11 @@ static int pwrite_all(int fd, const void *p, size_t n, off_t at)
 
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0)
+		if (k <= 0) {
+			if (k == 0)
+				errno = EIO;
 			return -1;
+		}
 		p = (const char *)p + k;
 		n -= (size_t)k;
 		at += k;
@@ -1125,7 +1138,8 @@ static int settle_header(cnt_writer *w, cnt_err *err)
 		return cnt_err_nomem(err);
 	from = w->base + (off_t)w->guess.len;
 	to = w->base + (off_t)w->out.len;
-	rc = move_bytes(w->fd, buf, from, to, end - from) != 0 ||
+	/* a header of the same length (other digits): only itself rewritten */
+	rc = (to != from && move_bytes(w->fd, buf, from, to, end - from) != 0) ||
 		(to < from && ftruncate(w->fd, to + (end - from)) != 0) ||
 		pwrite_all(w->fd, w->out.p, w->out.len, w->base) != 0 ||
 		lseek(w->fd, to + (end - from), SEEK_SET) < 0 ? -1 : 0;

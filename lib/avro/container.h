@@ -141,13 +141,14 @@ typedef struct cnt_writer_hooks {
 	void *ctx;
 } cnt_writer_hooks;
 /* Defers the header to cnt_writer_finish(), for metadata that depends on
- * the records (model/fingerprint.h).  On a regular file open for reading
- * and writing and not appending (the tools' temporary outputs), the
- * header is guessed from the records before the first block and written
- * with it; at the end it is made again and, if it differs, the blocks
- * are moved in the file to follow it (the stream is then left at the
- * container's end, for another after it).  Elsewhere (a pipe, a shell's
- * "> file", or CNT_GUESS_HEADER=0 in the environment) the blocks are kept
+ * the records (model/fingerprint.h).  On a temporary file the process
+ * made for a named output (base/outfile.h, cnt_fd_owned: no other writer
+ * shares it), regular, read-write and not appending, the header is
+ * guessed from the records before the first block and written with it;
+ * at the end it is made again and, if it differs, the blocks are moved
+ * in the file to follow it (the stream is then left at the container's
+ * end, for another after it).  Elsewhere (standard output, a pipe, or
+ * CNT_GUESS_HEADER=0 in the environment) the blocks are kept
  * in memory (up to 8 MiB), then in an unlinked temporary file under
  * $TMPDIR (or /tmp), and copied after the header at the end.  The bytes
  * written are the same every way, and as without it.  Only before the

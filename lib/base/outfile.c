@@ -53,6 +53,35 @@ static void remove_leftovers(const char *dir, const char *base)
 	closedir(d);
 }
 
+#define OWNED 16
+static int owned[OWNED];   /* fd + 1 of each, 0 where free */
+
+void cnt_fd_own(int fd)
+{
+	for (int i = 0; i < OWNED; i++) {
+		int none = 0;
+
+		if (__atomic_compare_exchange_n(&owned[i], &none, fd + 1, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			return;
+	}
+}
+
+/* async-signal-safe: cnt_out_abort runs in a signal handler too */
+void cnt_fd_disown(int fd)
+{
+	for (int i = 0; i < OWNED; i++)
+		if (__atomic_load_n(&owned[i], __ATOMIC_SEQ_CST) == fd + 1)
+			__atomic_store_n(&owned[i], 0, __ATOMIC_SEQ_CST);
+}
+
+int cnt_fd_owned(int fd)
+{
+	for (int i = 0; i < OWNED; i++)
+		if (fd >= 0 && __atomic_load_n(&owned[i], __ATOMIC_SEQ_CST) == fd + 1)
+			return 1;
+	return 0;
+}
+
 int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err)
 {
 	struct stat st;
@@ -134,6 +163,7 @@ int cnt_out_open_temp(cnt_out *o, const char *path, cnt_err *err)
 		return cnt_err_set(err, "cannot set the mode of a file beside '%s': %s", path, strerror(e));
 	}
 	o->is_file = 1;
+	cnt_fd_own(o->fd);
 	return 0;
 }
 
@@ -147,6 +177,7 @@ int cnt_out_commit(cnt_out *o, cnt_err *err)
 		o->fd = -1;
 		return 0;
 	}
+	cnt_fd_disown(o->fd);
 	if (fsync(o->fd) != 0 || close(o->fd) != 0) {
 		int e = errno;
 
@@ -177,8 +208,10 @@ void cnt_out_abort(cnt_out *o)
 		free(o->tmp);
 		o->tmp = NULL;
 	}
-	if (o->fd > STDOUT_FILENO)
+	if (o->fd > STDOUT_FILENO) {
+		cnt_fd_disown(o->fd);
 		close(o->fd);
+	}
 	o->fd = -1;
 	free(o->path);
 	o->path = NULL;

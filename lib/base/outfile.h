@@ -48,6 +48,16 @@ void cnt_out_abort(cnt_out *o);
  * (zstandard) rather than the pipe one (null). */
 int cnt_out_wants_compression(const cnt_out *o);
 
+/* The descriptors of the temporary files this process made for its
+ * outputs (cnt_out_open_temp) and has not yet committed or removed: no
+ * other writer shares them or their offset.  A deferred Avro header is
+ * guessed only on such a file (avro/container.h, cnt_writer_defer).
+ * cnt_fd_own marks another (the tests); at most 16 are kept, and one
+ * beyond them is simply not marked. */
+void cnt_fd_own(int fd);
+void cnt_fd_disown(int fd);
+int cnt_fd_owned(int fd);
+
 /* Writes all n bytes to fd, retrying short writes.  0 or -1 (errno set). */
 int cnt_write_all(int fd, const void *p, size_t n);
 

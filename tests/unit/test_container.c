@@ -271,8 +271,9 @@ static int on_header(void *ctx, cnt_writer *w, cnt_err *err)
 /* A deferred container of n records to fd, as it stands.  On a file open
  * for reading and writing the header is guessed at the first block and
  * the blocks moved at the end if it changed; write-only, spooled. */
-static int write_deferred_fd(int fd, int n, cnt_codec_id codec, defer_ctx *d)
+static int write_deferred_fd(int fd, int n, cnt_codec_id codec, defer_ctx *d, off_t *before)
 {
+	struct stat st;
 	cnt_err err = {"", CNT_ERR_DATA};
 	cnt_writer_hooks h = {on_record, on_header, NULL, d};
 	int rc = 0;
@@ -282,6 +283,9 @@ static int write_deferred_fd(int fd, int n, cnt_codec_id codec, defer_ctx *d)
 		rc = -1;
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = put_record(w, i, &err);
+	/* what the file held before the end: the guessed header and blocks,
+	 * or, spooled, nothing of this container */
+	*before = fstat(fd, &st) == 0 ? st.st_size : -1;
 	if (rc == 0)
 		rc = cnt_writer_finish(w, &err);
 	if (rc != 0)
@@ -356,26 +360,38 @@ static void test_deferred_header(void)
 	}
 }
 
-/* The same file, n records in one or two containers, written three ways:
- * guessed (read-write), spooled (write-only), and spooled with
- * CNT_GUESS_HEADER=0.  *seen: the first container's records seen. */
-static cnt_buf three_ways(const char *name, int n, int twice, int add, cnt_codec_id codec, int way)
+/* The same file, n records in one or two containers, written four ways:
+ * 0 guessed (an owned read-write file), 1 spooled (write-only), 2 spooled
+ * with CNT_GUESS_HEADER=0, 3 spooled (read-write but not owned: it could
+ * be shared, as standard output can).  Checks which way it went where a
+ * block was written before the end (250,000 records). */
+static cnt_buf four_ways(const char *name, int n, int twice, int add, cnt_codec_id codec, int way)
 {
 	int fl = way == 1 ? O_WRONLY : O_RDWR;
 	int fd = open(path_in(name), fl | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	defer_ctx a = {0, add}, b = {0, add};
 	cnt_buf none = CNT_BUF_INIT;
+	off_t first = -1, second = -1, end;
 
 	if (way == 2)
 		setenv("CNT_GUESS_HEADER", "0", 1);
 	CHECK(fd >= 0);
-	CHECK_EQ_INT(write_deferred_fd(fd, n, codec, &a), 0);
-	if (twice)
-		CHECK_EQ_INT(write_deferred_fd(fd, n / 3, codec, &b), 0);
-	unsetenv("CNT_GUESS_HEADER");
 	if (fd < 0)
 		return none;
+	if (way != 1 && way != 3)
+		cnt_fd_own(fd);
+	CHECK_EQ_INT(write_deferred_fd(fd, n, codec, &a, &first), 0);
+	end = lseek(fd, 0, SEEK_CUR);
+	if (twice)
+		CHECK_EQ_INT(write_deferred_fd(fd, n / 3, codec, &b, &second), 0);
+	unsetenv("CNT_GUESS_HEADER");
+	cnt_fd_disown(fd);
 	CHECK_EQ_INT((int)a.seen, n);
+	if (n == 250000) {
+		CHECK(way == 0 ? first > 0 : first == 0);
+		if (twice)
+			CHECK(way == 0 ? second > end : second == end);
+	}
 	close(fd);
 	return slurp(path_in(name));
 }
@@ -393,22 +409,25 @@ static void test_guessed_header(void)
 		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
 			for (int add = 0; add <= 2; add++)
 				for (int twice = 0; twice <= 1; twice++) {
-					cnt_buf g = three_ways("guessed.avro", sizes[k], twice, add, codecs[c], 0);
-					cnt_buf s = three_ways("spooled.avro", sizes[k], twice, add, codecs[c], 1);
-					cnt_buf o = three_ways("off.avro", sizes[k], twice, add, codecs[c], 2);
+					cnt_buf g = four_ways("guessed.avro", sizes[k], twice, add, codecs[c], 0);
+					cnt_buf s = four_ways("spooled.avro", sizes[k], twice, add, codecs[c], 1);
+					cnt_buf o = four_ways("off.avro", sizes[k], twice, add, codecs[c], 2);
+					cnt_buf u = four_ways("unowned.avro", sizes[k], twice, add, codecs[c], 3);
 
 					CHECK(g.len > 0 && g.len == s.len && memcmp(g.p, s.p, g.len) == 0);
 					CHECK(g.len == o.len && memcmp(g.p, o.p, g.len) == 0);
+					CHECK(g.len == u.len && memcmp(g.p, u.p, g.len) == 0);
 					if (g.len != s.len || memcmp(g.p, s.p, g.len) != 0)
 						fprintf(stderr, "  codec %s, %d records, add %d, twice %d: %zu and %zu bytes\n",
 							cnt_codec_name(codecs[c]), sizes[k], add, twice, g.len, s.len);
 					cnt_buf_release(&g);
 					cnt_buf_release(&s);
 					cnt_buf_release(&o);
+					cnt_buf_release(&u);
 				}
 	/* the header written at the end: 250000 records seen */
 	{
-		cnt_buf g = three_ways("guessed.avro", 250000, 0, 1, CNT_CODEC_ZSTD, 0);
+		cnt_buf g = four_ways("guessed.avro", 250000, 0, 1, CNT_CODEC_ZSTD, 0);
 		static const char want[] = "test.seen\x0c" "250000";
 
 		CHECK(g.len > 0 && memmem(g.p, g.len < 4096 ? g.len : 4096, want, sizeof(want) - 1) != NULL);
