@@ -318,6 +318,17 @@ PYEOF
 	run -0 cnt-window -d defs.json -o w.avro ok.avro
 }
 
+# stops_at ID LOG: cnt-count stops at event ID's sampling level, with one
+# thread once and two threads three times, and leaves no output or state
+stops_at() {
+	for th in 1 2 2 2; do
+		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro "$2"
+		[[ "$output" == *"event '$1': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
+		[ ! -e c.avro ]
+		[ ! -e s.state ]
+	done
+}
+
 @test "cnt-count: the first event in log order whose cnt.sample is not a level stops the run, with one thread or two" {
 	ingest -o log.avro ev.jsonl
 	# bad events of both members, so of both counting threads
@@ -325,12 +336,7 @@ PYEOF
 	[ "$(jq -r 'select(.attrs["cnt.sample"] == "21") | .member_ref' log.jsonl | sort -u | paste -sd, -)" = m1,m2 ]
 	first=$(jq -r 'select(.attrs["cnt.sample"] == "21") | .event_id' log.jsonl | head -n 1)
 	toavro bad.avro
-	for th in 1 2 2 2; do
-		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro bad.avro
-		[[ "$output" == *"event '$first': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
-		[ ! -e c.avro ]
-		[ ! -e s.state ]
-	done
+	stops_at "$first" bad.avro
 }
 
 @test "cnt-count: the first bad cnt.sample in log order stops the run after several hand-overs too" {
@@ -351,12 +357,7 @@ PYEOF
 	[ "$(jq -r 'select(.attrs["cnt.sample"] == "0") | input_line_number' log.jsonl | head -n 1)" -gt 16384 ]
 	first=$(jq -r 'select(.attrs["cnt.sample"] == "0") | .event_id' log.jsonl | head -n 1)
 	toavro bad.avro
-	for th in 1 2 2 2; do
-		run -2 cnt-count -d defs.json --threads $th -s s.state -o c.avro bad.avro
-		[[ "$output" == *"event '$first': attrs cnt.sample is not a sampling level 1 to 20: corrupt log"* ]]
-		[ ! -e c.avro ]
-		[ ! -e s.state ]
-	done
+	stops_at "$first" bad.avro
 	# and without the bad events the same log counts
 	jq -c 'if .attrs["cnt.sample"] == "0" then .attrs["cnt.sample"] = "1" else . end' log.jsonl > fixed.jsonl
 	mv fixed.jsonl log.jsonl

@@ -283,6 +283,9 @@ static int write_deferred_fd(int fd, int n, cnt_codec_id codec, defer_ctx *d, of
 		rc = -1;
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = put_record(w, i, &err);
+	/* only once, and only before the first record */
+	if (rc == 0)
+		CHECK_EQ_INT(cnt_writer_defer(w, &h, &err), -1);
 	/* what the file held before the end: the guessed header and blocks,
 	 * or, spooled, nothing of this container */
 	*before = fstat(fd, &st) == 0 ? st.st_size : -1;
@@ -296,23 +299,10 @@ static int write_deferred_fd(int fd, int n, cnt_codec_id codec, defer_ctx *d, of
 
 static int write_deferred(const char *path, int n, defer_ctx *d)
 {
-	cnt_err err = {"", CNT_ERR_DATA};
-	cnt_writer_hooks h = {on_record, on_header, NULL, d};
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
-	cnt_writer *w = cnt_writer_new(fd, "test", small_schema, CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, 0, &err);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc;
+	off_t before;
 
-	if (w == NULL || cnt_writer_defer(w, &h, &err) != 0)
-		rc = -1;
-	for (int i = 0; i < n && rc == 0; i++)
-		rc = put_record(w, i, &err);
-	/* only once, and only before the first record */
-	if (rc == 0)
-		CHECK_EQ_INT(cnt_writer_defer(w, &h, &err), -1);
-	if (rc == 0)
-		rc = cnt_writer_finish(w, &err);
-	if (rc != 0)
-		fprintf(stderr, "deferred writer: %s\n", err.msg);
-	cnt_writer_free(w);
+	rc = write_deferred_fd(fd, n, CNT_CODEC_NULL, d, &before);
 	close(fd);
 	return rc;
 }
