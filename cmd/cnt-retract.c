@@ -168,6 +168,9 @@ int main(int argc, char **argv)
 		cnt_stats_u64(&s, "rebuilt_events", r.rebuilt_events);
 		cnt_stats_u64(&s, "kept", r.kept);
 		cnt_stats_u64(&s, "dropped", r.dropped);
+		/* the statistics' last allocations before anything is committed */
+		if (co.stats_path)
+			cnt_stats_write(&s, co.stats_path);
 		cnt_cli_commit(&out);
 		cnt_writer_free(w);
 		cnt_fp_policy_end();
@@ -215,6 +218,11 @@ int main(int argc, char **argv)
 			cnt_cli_note("%llu retracted, %llu already, %llu not found",
 				(unsigned long long)r.retracted, (unsigned long long)r.already,
 				(unsigned long long)r.not_found);
+		/* the statistics' last allocations before the ledger's record: a
+		 * run that fails after it would leave a record of a retraction
+		 * whose segment is not in place */
+		if (co.stats_path)
+			cnt_stats_write(&s, co.stats_path);
 		/* the segment on disk, then the record, then the segment in place */
 		if (out.tmp && fsync(out.fd) != 0) {
 			cnt_err_write(&err, errno, "cannot write '%s'", out_path);
@@ -228,9 +236,7 @@ int main(int argc, char **argv)
 		cnt_writer_free(w);
 		cnt_fp_policy_end();
 	}
-	if (co.stats_path)
-		cnt_stats_write(&s, co.stats_path);
-	else
+	if (co.stats_path == NULL)
 		cnt_stats_release(&s);
 	for (int i = 0; i < nin; i++)
 		cnt_cli_close_in(fds[i]);
