@@ -1,4 +1,5 @@
 #include "base/buf.h"
+#include "base/table.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ int cnt_buf_reserve(cnt_buf *b, size_t extra)
 		return -1;
 	b->p = p;
 	b->cap = cap;
+	cnt_mem_huge(p, cap); /* a big pool's fresh pages faulted in 2 MiB at a time */
 	return 0;
 }
 

@@ -6,23 +6,61 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #define MAPPED ((size_t)4 << 20)
 
-/* A mapping (or MAP_FAILED) of bytes, huge pages asked for. */
-static void *huge(void *p, size_t bytes)
-{
-	if (p == MAP_FAILED)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-	return p;
-}
+#define HUGE ((size_t)2 << 20)
 
+/*
+ * A mapping of bytes (NULL when out of memory) at a 2 MiB boundary, huge
+ * pages asked for.  On the boundary, a huge page can back every 2 MiB of
+ * it, and mremap can move the mapping to another boundary with its huge
+ * pages whole: moved elsewhere, the kernel splits each into 512 small
+ * ones, and a table read at random then misses the TLB at every access
+ * again (on a virtual machine with shadowed page tables each miss costs
+ * microseconds).
+ */
 static void *map(size_t bytes)
 {
-	return huge(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), bytes);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), keep = (bytes + page - 1) & ~(page - 1), len = keep + HUGE;
+	uint8_t *p, *a;
+
+	if (bytes > SIZE_MAX / 2)
+		return NULL;
+	if ((p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)p + HUGE - 1) & ~(uintptr_t)(HUGE - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	if (p + len > a + keep)
+		munmap(a + keep, (size_t)(p + len - (a + keep)));
+#ifdef MADV_HUGEPAGE
+	madvise(a, keep, MADV_HUGEPAGE);
+#endif
+	return a;
+}
+
+void cnt_mem_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	/* Whole pages, not only the 2 MiB-aligned part: advice on part of a
+	 * mapping splits it, and the allocator's realloc can then no longer
+	 * remap a block it mapped whole, but copies it. */
+	static size_t page;
+	uintptr_t a, z;
+
+	if (p == NULL || bytes < MAPPED)
+		return;
+	if (page == 0)
+		page = (size_t)sysconf(_SC_PAGESIZE);
+	a = (uintptr_t)p & ~(uintptr_t)(page - 1);
+	z = ((uintptr_t)p + bytes + page - 1) & ~(uintptr_t)(page - 1);
+	madvise((void *)a, z - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
 }
 
 void *cnt_table_alloc(size_t bytes)
@@ -41,8 +79,24 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 {
 	void *n;
 
-	if (old_bytes >= MAPPED && bytes >= MAPPED)
-		return huge(mremap(p, old_bytes, bytes, MREMAP_MAYMOVE), bytes);
+	if (old_bytes >= MAPPED && bytes >= MAPPED) {
+		/* In place when it can be (shrinking always can); else the old
+		 * pages are moved to the start of a new mapping on a 2 MiB
+		 * boundary (map), not copied and not split. */
+		if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED) {
+#ifdef MADV_HUGEPAGE
+			madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+			return p;
+		}
+		if ((n = map(bytes)) == NULL)
+			return NULL;
+		if (mremap(p, old_bytes, old_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, n) == MAP_FAILED) {
+			munmap(n, bytes);
+			return NULL;
+		}
+		return n;
+	}
 	if ((n = cnt_table_alloc(bytes)) == NULL)
 		return NULL;
 	if (p != NULL)

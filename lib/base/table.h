@@ -1,9 +1,13 @@
 /*
  * table.h - zeroed memory for large hash tables.
  *
- * Above 4 MiB the memory is mapped directly, with huge pages asked for: a
- * lookup is one random access, and with 4 KiB pages most of them would
- * also miss the TLB.  Below, it comes from the heap.  Either way it is
+ * Above 4 MiB the memory is mapped directly, on a 2 MiB boundary, with
+ * huge pages asked for: a lookup is one random access, and with 4 KiB
+ * pages most of them would also miss the TLB.  Grown, a mapping is
+ * remapped in place or moved to another 2 MiB boundary, so its huge
+ * pages stay whole (the allocator's realloc moves a block anywhere, and
+ * the kernel splits every huge page it moves off its boundary).  Below
+ * 4 MiB, the memory comes from the heap.  Either way it is
  * 64-byte aligned, so entries of a multiple of 64 bytes are whole cache
  * lines.
  */
@@ -21,6 +25,11 @@ void cnt_table_free(void *p, size_t bytes);
  * (mapped memory is remapped, not copied); the new part is zero.  NULL
  * when out of memory, p then untouched. */
 void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes);
+/* Asks for huge pages under p's bytes when they are at least 4 MiB (a
+ * block of malloc or realloc, untouched yet): for big arrays.  A page fault costs several microseconds
+ * on a virtual machine, and a 4 KiB page is faulted in 512 times as often
+ * as a 2 MiB one.  Only advice: nothing changes when it is refused. */
+void cnt_mem_huge(void *p, size_t bytes);
 
 /*
  * Doubles an open-addressed hash table in place: nslots slots (a power of

@@ -9,6 +9,7 @@
 
 #include <xxhash.h>
 
+#include "base/table.h"
 #include "count/estimate.h"
 #include "model/fingerprint.h"
 
@@ -60,6 +61,7 @@ struct cnt_proj {
 	uint8_t *prec;
 	size_t caux;
 	int precision;        /* the smallest of every member's, 0 before any */
+	size_t sketches;      /* members with a sketch (none: no pass to free them) */
 };
 
 cnt_proj *cnt_proj_new(const cnt_leaderboard *board, int64_t from, int64_t to, cnt_err *err)
@@ -96,7 +98,7 @@ void cnt_proj_free(cnt_proj *p)
 	if (p == NULL)
 		return;
 	cnt_fp_set_free(p->versions);
-	for (size_t i = 0; i < p->nm; i++)
+	for (size_t i = 0; p->sketches && i < p->nm; i++)
 		if (p->m[i].sketch) {
 			cnt_hll_release(p->m[i].sketch);
 			free(p->m[i].sketch);
@@ -113,7 +115,7 @@ void cnt_proj_free(cnt_proj *p)
 	free(p->scopes);
 	free(p->var);
 	free(p->prec);
-	free(p->m);
+	cnt_table_free(p->m, p->cm * sizeof(*p->m));
 	free(p->slots);
 	free(p->stime);
 	free(p->stie);
@@ -131,6 +133,7 @@ static int rebuild(cnt_proj *p, size_t cap)
 	s = calloc(cap, sizeof(uint32_t));
 	if (s == NULL)
 		return -1;
+	cnt_mem_huge(s, cap * sizeof(uint32_t));
 	for (size_t i = 0; i < p->nm; i++) {
 		size_t k;
 
@@ -188,7 +191,8 @@ static pmember *member(cnt_proj *p, const char *name, size_t n)
 	}
 	if (p->nm == p->cm) {
 		size_t c = p->cm ? p->cm * 2 : 1024;
-		pmember *v = realloc(p->m, c * sizeof(*v));
+		/* remapped on 2 MiB boundaries: read at random to rank */
+		pmember *v = cnt_table_grow(p->m, p->cm * sizeof(*v), c * sizeof(*v));
 
 		if (v == NULL)
 			return NULL;
@@ -396,6 +400,7 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 				return cnt_err_nomem(err);
 			}
 			cnt_hll_init_p(m->sketch, cnt_hll_precision(&h));   /* unions fold to the lowest met */
+			p->sketches++;
 		}
 		rc = cnt_hll_merge(m->sketch, &h);
 		cnt_hll_release(&h);
@@ -435,6 +440,7 @@ static int aux_grow(cnt_proj *p)
 	v = realloc(p->var, c * sizeof(*v));
 	if (v == NULL)
 		return -1;
+	cnt_mem_huge(v, c * sizeof(*v));
 	p->var = v;
 	q = realloc(p->prec, c);
 	if (q == NULL)
@@ -521,31 +527,49 @@ static int cmp_entries(const void *x, const void *y, void *ctx)
 	return cnt_proj_cmp(p->b, a, (const char *)p->pool.p + a->name_off, b, (const char *)p->pool.p + b->name_off);
 }
 
-static int radix(skey *v, size_t n)
+/* Sorts v[0..n) by (k1, k2), stably: one pass over the keys counts every
+ * byte, then each byte that is not the same in every key is a scatter
+ * between v and a second array (no copy back between passes).  Returns
+ * the sorted array (v or the other one; the caller frees both with
+ * *spare), or NULL when out of memory. */
+static skey *radix(skey *v, size_t n, skey **spare)
 {
-	skey *tmp = malloc(n * sizeof(*tmp) + 1);
+	skey *tmp = malloc(n * sizeof(*tmp) + 1), *src = v, *dst = tmp;
+	size_t (*count)[256];
 
-	if (tmp == NULL)
-		return -1;
+	*spare = tmp;
+	if (tmp == NULL || (count = calloc(16, sizeof(*count))) == NULL)
+		return NULL;
+	cnt_mem_huge(tmp, n * sizeof(*tmp));
+	for (size_t i = 0; i < n; i++)
+		for (int b = 0; b < 8; b++) {
+			count[b][v[i].k2 >> 8 * b & 0xff]++;
+			count[8 + b][v[i].k1 >> 8 * b & 0xff]++;
+		}
 	for (int pass = 0; pass < 16; pass++) {
-		size_t count[257] = {0};
-		int hi = pass >= 8;
+		size_t *c = count[pass], at = 0;
 		int shift = 8 * (pass % 8);
-#define KB(r) (unsigned)((((hi) ? (r).k1 : (r).k2) >> shift) & 0xff)
 
-		for (size_t i = 0; i < n; i++)
-			count[KB(v[i]) + 1]++;
-		if (count[KB(v[0]) + 1] == n)
+		if (c[(pass >= 8 ? v[0].k1 : v[0].k2) >> shift & 0xff] == n)
 			continue;
-		for (int b = 0; b < 256; b++)
-			count[b + 1] += count[b];
-		for (size_t i = 0; i < n; i++)
-			tmp[count[KB(v[i])]++] = v[i];
-		memcpy(v, tmp, n * sizeof(*v));
-#undef KB
+		for (int b = 0; b < 256; b++) {
+			size_t k = c[b];
+
+			c[b] = at;
+			at += k;
+		}
+		if (pass >= 8)
+			for (size_t i = 0; i < n; i++)
+				dst[c[src[i].k1 >> shift & 0xff]++] = src[i];
+		else
+			for (size_t i = 0; i < n; i++)
+				dst[c[src[i].k2 >> shift & 0xff]++] = src[i];
+		*spare = src;
+		src = dst;
+		dst = *spare;
 	}
-	free(tmp);
-	return 0;
+	free(count);
+	return src;
 }
 
 /* Histogram over the scope's values: ascending edges, as view.h says. */
@@ -666,87 +690,110 @@ static int scope_errors(cnt_proj *p, pscope *sc)
 	return 0;
 }
 
+/* The sort key of member m of p->m: its value in the board's order, then
+ * its achiever time in the tie-break's direction (0 without one). */
+static void key_of(cnt_proj *p, int achiever, size_t i, skey *k)
+{
+	const pmember *m = &p->m[i];
+	uint64_t v = (uint64_t)value_of(p, m) ^ (UINT64_C(1) << 63);
+	uint64_t t = (uint64_t)m->last ^ (UINT64_C(1) << 63);
+
+	k->k1 = p->b->order_asc ? v : ~v;
+	k->k2 = achiever > 0 ? t : achiever < 0 ? ~t : 0;
+	k->idx = (uint32_t)i;
+}
+
+/* The entry of key k (its value is in the key: value_of runs once). */
+static void entry_of(const cnt_proj *p, const skey *k, cnt_view_entry *e)
+{
+	const pmember *m = &p->m[k->idx];
+
+	e->value = (int64_t)((p->b->order_asc ? k->k1 : ~k->k1) ^ (UINT64_C(1) << 63));
+	e->last_event_time = m->last;
+	e->name_off = m->name_off;
+	e->name_len = m->name_len;
+	e->rank = 0;
+}
+
 int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 {
 	const cnt_leaderboard *b = p->b;
 	size_t *fill = calloc(p->ns + 1, sizeof(size_t));
-	skey *keys = NULL;
+	skey **keys = calloc(p->ns + 1, sizeof(skey *));
+	int achiever = 0;
 
-	if (fill == NULL)
-		return cnt_err_nomem(err);
-	for (size_t i = 0; i < p->nm; i++) {
+	if (fill == NULL || keys == NULL)
+		goto oom;
+	for (size_t t = 0; t < b->ntie_break; t++)
+		if (b->tie_break[t] == CNT_TIE_EARLIEST_ACHIEVER)
+			achiever = 1;
+		else if (b->tie_break[t] == CNT_TIE_LATEST_ACHIEVER)
+			achiever = -1;
+	/* Each scope's sort keys straight from the members, which are read
+	 * once more only for the ranked entries: ten million members are
+	 * 640 MB.  A global board's keys are at most the members; a scoped
+	 * board's are counted first. */
+	if (b->scope_kind == CNT_SCOPE_GLOBAL)
+		fill[0] = p->nm;
+	for (size_t i = 0; b->scope_kind != CNT_SCOPE_GLOBAL && i < p->nm; i++) {
 		const pmember *m = &p->m[i];
 
 		if (!SEEN(m))
 			continue;
-		if (b->scope_kind == CNT_SCOPE_GLOBAL)
-			fill[0]++;
-		else if (m->scope)
+		if (m->scope)
 			fill[m->scope - 1]++;
 		else
 			p->st.unscoped++;
 	}
 	for (size_t s = 0; s < p->ns; s++) {
-		p->scopes[s].entries = malloc((fill[s] + 1) * sizeof(cnt_view_entry));
-		if (p->scopes[s].entries == NULL)
+		if ((keys[s] = malloc((fill[s] + 1) * sizeof(skey))) == NULL)
 			goto oom;
+		cnt_mem_huge(keys[s], (fill[s] + 1) * sizeof(skey));
 	}
 	for (size_t i = 0; i < p->nm; i++) {
 		const pmember *m = &p->m[i];
 		size_t s = b->scope_kind == CNT_SCOPE_GLOBAL ? 0 : m->scope ? m->scope - 1 : SIZE_MAX;
-		cnt_view_entry *e;
 
 		if (!SEEN(m) || s == SIZE_MAX)
 			continue;
-		e = &p->scopes[s].entries[p->scopes[s].n++];
-		e->value = value_of(p, m);
-		e->last_event_time = m->last;
-		e->name_off = m->name_off;
-		e->name_len = m->name_len;
-		e->rank = 0;
+		key_of(p, achiever, i, &keys[s][p->scopes[s].n++]);
 		p->st.members++;
 	}
 	for (size_t s = 0; s < p->ns; s++) {
 		pscope *sc = &p->scopes[s];
 		cnt_view_entry *sorted;
-		int achiever = 0;
+		skey *k = keys[s];
 
-		for (size_t t = 0; t < b->ntie_break; t++)
-			if (b->tie_break[t] == CNT_TIE_EARLIEST_ACHIEVER)
-				achiever = 1;
-			else if (b->tie_break[t] == CNT_TIE_LATEST_ACHIEVER)
-				achiever = -1;
-		keys = malloc((sc->n + 1) * sizeof(*keys));
-		sorted = malloc((sc->n + 1) * sizeof(*sorted));
-		if (keys == NULL || sorted == NULL) {
-			free(sorted);
-			goto oom;
+		if (sc->n > 1) {
+			skey *spare, *in_order = radix(k, sc->n, &spare);
+
+			free(spare);
+			if (in_order == NULL)
+				goto oom;
+			keys[s] = k = in_order;
 		}
+		if ((sorted = malloc((sc->n + 1) * sizeof(*sorted))) == NULL)
+			goto oom;
+		cnt_mem_huge(sorted, (sc->n + 1) * sizeof(*sorted));
+		sc->entries = sorted;
 		for (size_t i = 0; i < sc->n; i++) {
-			uint64_t v = (uint64_t)sc->entries[i].value ^ (UINT64_C(1) << 63);
-			uint64_t t = (uint64_t)sc->entries[i].last_event_time ^ (UINT64_C(1) << 63);
-
-			keys[i].k1 = b->order_asc ? v : ~v;
-			keys[i].k2 = achiever > 0 ? t : achiever < 0 ? ~t : 0;
-			keys[i].idx = (uint32_t)i;
+			if (i + 16 < sc->n)
+				__builtin_prefetch(&p->m[k[i + 16].idx]);
+			entry_of(p, &k[i], &sorted[i]);
 		}
-		if (sc->n > 1 && radix(keys, sc->n) != 0) {
-			free(sorted);
-			goto oom;
-		}
-		for (size_t i = 0; i < sc->n; i++)
-			sorted[i] = sc->entries[keys[i].idx];
 		/* Runs of equal keys are settled by the full comparison (the
 		 * member_ref rule); they are short but for mass ties. */
 		for (size_t i = 0; i < sc->n;) {
 			size_t j = i + 1;
 
-			while (j < sc->n && keys[j].k1 == keys[i].k1 && keys[j].k2 == keys[i].k2)
+			while (j < sc->n && k[j].k1 == k[i].k1 && k[j].k2 == k[i].k2)
 				j++;
 			if (j - i > 1)
 				qsort_r(sorted + i, j - i, sizeof(*sorted), cmp_entries, p);
 			i = j;
 		}
+		free(k);
+		keys[s] = NULL;
 		/* Numbering. */
 		for (size_t i = 0; i < sc->n; i++) {
 			if (b->rank_numbering == CNT_RANK_ORDINAL || i == 0)
@@ -758,10 +805,6 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 			else
 				sorted[i].rank = (uint32_t)i + 1;
 		}
-		free(sc->entries);
-		sc->entries = sorted;
-		free(keys);
-		keys = NULL;
 		if (cnt_estimate_is(ctype(p)) && scope_errors(p, sc) != 0)
 			goto oom;
 		/* The scope's own names, in rank order: the view's bytes then
@@ -770,6 +813,8 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 		for (size_t i = 0; i < sc->n; i++) {
 			uint64_t off = sc->pool.len;
 
+			if (i + 16 < sc->n)
+				__builtin_prefetch(p->pool.p + sorted[i + 16].name_off);
 			if (cnt_buf_append(&sc->pool, p->pool.p + sorted[i].name_off, sorted[i].name_len) != 0)
 				goto oom;
 			sorted[i].name_off = off;
@@ -778,8 +823,11 @@ int cnt_proj_finish(cnt_proj *p, cnt_err *err)
 			goto oom;
 	}
 	free(fill);
+	free(keys);
 	return 0;
 oom:
+	for (size_t s = 0; keys != NULL && s < p->ns; s++)
+		free(keys[s]);
 	free(fill);
 	free(keys);
 	return cnt_err_oom(err, "ranking %zu members", p->nm);

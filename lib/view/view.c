@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/table.h"
 #include "count/estimate.h"
 #include "avro/encoding.h"
 #include "avro/container.h"
@@ -74,17 +75,30 @@ int cnt_view_describe(const cnt_view_build *b, cnt_buf *out, cnt_err *err)
  * linear probing.  NULL when out of memory. */
 static uint32_t *name_slots(const cnt_view_build *b, size_t nslots)
 {
+	enum { AHEAD = 16 };
 	uint32_t *byname = calloc(nslots, sizeof(*byname));
+	size_t home[AHEAD];
 
 	if (byname == NULL)
 		return NULL;
-	for (size_t i = 0; i < b->n; i++) {
-		const cnt_view_entry *e = &b->entries[i];
-		size_t k = XXH3_64bits(b->pool + e->name_off, e->name_len) & (nslots - 1);
+	cnt_mem_huge(byname, nslots * sizeof(*byname));
+	/* Each name's home slot is hashed AHEAD names early and its line
+	 * fetched then: the slots are a random access each. */
+	for (size_t i = 0; i < b->n + AHEAD; i++) {
+		if (i >= AHEAD) {	/* name i - AHEAD, whose home is in home[i % AHEAD] */
+			size_t k = home[i % AHEAD];
 
-		while (byname[k])
-			k = (k + 1) & (nslots - 1);
-		byname[k] = (uint32_t)i + 1;
+			while (byname[k])
+				k = (k + 1) & (nslots - 1);
+			byname[k] = (uint32_t)(i - AHEAD) + 1;
+		}
+		if (i < b->n) {
+			const cnt_view_entry *e = &b->entries[i];
+			size_t k = XXH3_64bits(b->pool + e->name_off, e->name_len) & (nslots - 1);
+
+			__builtin_prefetch(&byname[k], 1);
+			home[i % AHEAD] = k;
+		}
 	}
 	return byname;
 }

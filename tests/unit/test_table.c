@@ -1,7 +1,9 @@
 /*
  * test_table.c - lib/base/table.h: zeroed, 64-byte aligned memory for
  * large tables, grown from the heap into a mapping and then remapped,
- * its contents kept and the new part zero each time; shrunk too.  And
+ * its contents kept and the new part zero each time; shrunk too; mapped
+ * on 2 MiB boundaries, and moved to another when it cannot grow in place.
+ * And
  * cnt_table_double, the in-place doubling of a linear-probing hash table:
  * a cluster that wraps from the table's end to its start, tables full but
  * for one slot, random tables small and large (mapped), each checked by
@@ -10,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/table.h"
 #include "unit.h"
@@ -45,6 +48,8 @@ static void test_grow_keeps_contents(void)
 		if (q == NULL)
 			break;
 		CHECK_EQ_INT((uintptr_t)q % 64, 0);
+		if (n >= 4u << 20) /* mapped: on a huge page's boundary */
+			CHECK_EQ_INT((uintptr_t)q % (2u << 20), 0);
 		CHECK(pattern_kept(q, kept));
 		CHECK(all_zero(q + kept, n - kept));
 		for (size_t i = kept; i < n; i++)
@@ -68,6 +73,43 @@ static void test_alloc(void)
 		cnt_table_free(p, sizes[k]);
 	}
 	cnt_table_free(NULL, 100);
+}
+
+/* A mapping that cannot grow where it is (a page mapped right after it)
+ * is moved whole to a new 2 MiB boundary: its bytes kept, the rest zero,
+ * and it can still be grown (now in place) and freed. */
+static void test_grow_moved(void)
+{
+	size_t first = 6u << 20, second = 12u << 20, third = 14u << 20;
+	uint8_t *p = cnt_table_alloc(first), *q, *r;
+	void *block;
+
+	CHECK(p != NULL);
+	if (p == NULL)
+		return;
+	CHECK_EQ_INT((uintptr_t)p % (2u << 20), 0);
+	for (size_t i = 0; i < first; i++)
+		p[i] = (uint8_t)(i * 7 + 1);
+	block = mmap(p + first, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(block == p + first);
+	q = cnt_table_grow(p, first, second);
+	CHECK(q != NULL && q != p);
+	if (q == NULL)
+		return;
+	CHECK_EQ_INT((uintptr_t)q % (2u << 20), 0);
+	CHECK(pattern_kept(q, first));
+	CHECK(all_zero(q + first, second - first));
+	for (size_t i = first; i < second; i++)
+		q[i] = (uint8_t)(i * 7 + 1);
+	r = cnt_table_grow(q, second, third);
+	CHECK(r != NULL);
+	if (r != NULL) {
+		CHECK(pattern_kept(r, second));
+		CHECK(all_zero(r + second, third - second));
+		cnt_table_free(r, third);
+	}
+	if (block != MAP_FAILED)
+		munmap(block, 4096);
 }
 
 /* A slot of the test tables: key (its hash is the key itself, so that
@@ -196,6 +238,7 @@ int main(void)
 {
 	RUN(test_grow_keeps_contents);
 	RUN(test_alloc);
+	RUN(test_grow_moved);
 	RUN(test_double_wrapping_cluster);
 	RUN(test_double_random);
 	RUN(test_double_full);
