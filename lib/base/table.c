@@ -47,13 +47,11 @@ void cnt_mem_huge(void *p, size_t bytes)
 	/* Whole pages, not only the 2 MiB-aligned part: advice on part of a
 	 * mapping splits it, and the allocator's realloc can then no longer
 	 * remap a block it mapped whole, but copies it. */
-	static size_t page;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t a, z;
 
 	if (p == NULL || bytes < MAPPED)
 		return;
-	if (page == 0)
-		page = (size_t)sysconf(_SC_PAGESIZE);
 	a = (uintptr_t)p & ~(uintptr_t)(page - 1);
 	z = ((uintptr_t)p + bytes + page - 1) & ~(uintptr_t)(page - 1);
 	madvise((void *)a, z - a, MADV_HUGEPAGE);
@@ -80,9 +78,12 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 	void *n;
 
 	if (old_bytes >= MAPPED && bytes >= MAPPED) {
-		/* In place when it can be (shrinking always can); else the old
-		 * pages are moved to the start of a new mapping on a 2 MiB
-		 * boundary (map), not copied and not split. */
+		/* In place when it can be (shrinking always can); else moved
+		 * and grown at once onto a new 2 MiB boundary (map's, which
+		 * the move replaces), its pages neither copied nor split, and
+		 * one mapping still, so that the next growth can be in place
+		 * (a move of a range of several mappings fails before Linux
+		 * 6.17). */
 		if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED) {
 #ifdef MADV_HUGEPAGE
 			madvise(p, bytes, MADV_HUGEPAGE);
@@ -91,10 +92,13 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 		}
 		if ((n = map(bytes)) == NULL)
 			return NULL;
-		if (mremap(p, old_bytes, old_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, n) == MAP_FAILED) {
+		if (mremap(p, old_bytes, bytes, MREMAP_MAYMOVE | MREMAP_FIXED, n) == MAP_FAILED) {
 			munmap(n, bytes);
 			return NULL;
 		}
+#ifdef MADV_HUGEPAGE
+		madvise(n, bytes, MADV_HUGEPAGE);
+#endif
 		return n;
 	}
 	if ((n = cnt_table_alloc(bytes)) == NULL)

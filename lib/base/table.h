@@ -26,9 +26,11 @@ void cnt_table_free(void *p, size_t bytes);
  * when out of memory, p then untouched. */
 void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes);
 /* Asks for huge pages under p's bytes when they are at least 4 MiB (a
- * block of malloc or realloc, untouched yet): for big arrays.  A page fault costs several microseconds
- * on a virtual machine, and a 4 KiB page is faulted in 512 times as often
- * as a 2 MiB one.  Only advice: nothing changes when it is refused. */
+ * block of malloc or realloc; pages touched before are left as they are,
+ * so ask before filling it): for big arrays.  A page fault costs several
+ * microseconds on a virtual machine, and a 4 KiB page is faulted in 512
+ * times as often as a 2 MiB one.  Only advice: nothing changes when it
+ * is refused. */
 void cnt_mem_huge(void *p, size_t bytes);
 
 /*

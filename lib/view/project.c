@@ -530,8 +530,8 @@ static int cmp_entries(const void *x, const void *y, void *ctx)
 /* Sorts v[0..n) by (k1, k2), stably: one pass over the keys counts every
  * byte, then each byte that is not the same in every key is a scatter
  * between v and a second array (no copy back between passes).  Returns
- * the sorted array (v or the other one; the caller frees both with
- * *spare), or NULL when out of memory. */
+ * the sorted array (v or the second one) and sets *spare to the other,
+ * which the caller frees, also when NULL is returned (out of memory). */
 static skey *radix(skey *v, size_t n, skey **spare)
 {
 	skey *tmp = malloc(n * sizeof(*tmp) + 1), *src = v, *dst = tmp;
