@@ -12,6 +12,17 @@
 
 #define HUGE ((size_t)2 << 20)
 
+/* Huge pages asked for under the mapping at p: only advice. */
+static void advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	madvise(p, bytes, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
 /*
  * A mapping of bytes (NULL when out of memory) at a 2 MiB boundary, huge
  * pages asked for.  On the boundary, a huge page can back every 2 MiB of
@@ -35,15 +46,12 @@ static void *map(size_t bytes)
 		munmap(p, (size_t)(a - p));
 	if (p + len > a + keep)
 		munmap(a + keep, (size_t)(p + len - (a + keep)));
-#ifdef MADV_HUGEPAGE
-	madvise(a, keep, MADV_HUGEPAGE);
-#endif
+	advise_huge(a, keep);
 	return a;
 }
 
 void cnt_mem_huge(void *p, size_t bytes)
 {
-#ifdef MADV_HUGEPAGE
 	/* Whole pages, not only the 2 MiB-aligned part: advice on part of a
 	 * mapping splits it, and the allocator's realloc can then no longer
 	 * remap a block it mapped whole, but copies it. */
@@ -54,11 +62,7 @@ void cnt_mem_huge(void *p, size_t bytes)
 		return;
 	a = (uintptr_t)p & ~(uintptr_t)(page - 1);
 	z = ((uintptr_t)p + bytes + page - 1) & ~(uintptr_t)(page - 1);
-	madvise((void *)a, z - a, MADV_HUGEPAGE);
-#else
-	(void)p;
-	(void)bytes;
-#endif
+	advise_huge((void *)a, z - a);
 }
 
 void *cnt_table_alloc(size_t bytes)
@@ -85,9 +89,7 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 		 * (a move of a range of several mappings fails before Linux
 		 * 6.17). */
 		if (mremap(p, old_bytes, bytes, 0) != MAP_FAILED) {
-#ifdef MADV_HUGEPAGE
-			madvise(p, bytes, MADV_HUGEPAGE);
-#endif
+			advise_huge(p, bytes);
 			return p;
 		}
 		if ((n = map(bytes)) == NULL)
@@ -96,9 +98,7 @@ void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)
 			munmap(n, bytes);
 			return NULL;
 		}
-#ifdef MADV_HUGEPAGE
-		madvise(n, bytes, MADV_HUGEPAGE);
-#endif
+		advise_huge(n, bytes);
 		return n;
 	}
 	if ((n = cnt_table_alloc(bytes)) == NULL)

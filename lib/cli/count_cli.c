@@ -66,7 +66,7 @@ static void write_stats(const char *path, const cnt_defs *defs, cnt_dedup_filter
 int cnt_count_main(cnt_count_opts *o)
 {
 	const cnt_cli_common *co = o->co;
-	cnt_dedup_outs side = o->side;
+	cnt_dedup_outs *side = &o->side;
 	const char *out_path = o->out_path, *split = o->split, *defs_path = o->defs_path;
 	cnt_codec_id codec = o->codec;
 	int level = o->level, codec_set = o->codec_set, nin = o->nfiles > 0 ? o->nfiles : 1;
@@ -93,7 +93,7 @@ int cnt_count_main(cnt_count_opts *o)
 		fds[i] = cnt_cli_open_in(names[i]);
 	if ((defs = cnt_defs_load(defs_path, &err)) == NULL || cnt_fp_policy(defs, &err) != 0 ||
 	    (o->map_path && (map = cnt_shardmap_load(o->map_path, &err)) == NULL) ||
-	    cnt_dedup_load(&dd, side.state_path, cnt_dedup_expected_keys(o->files, o->nfiles), 1, &err) != 0 ||
+	    cnt_dedup_load(&dd, side->state_path, cnt_dedup_expected_keys(o->files, o->nfiles), 1, &err) != 0 ||
 	    (fu.acc = cnt_accum_new(fu.threads > 1 ? memory / 2 : memory, o->tmpdir, &err)) == NULL ||
 	    (fu.threads > 1 && (fu.acc2 = cnt_accum_new(memory / 2, o->tmpdir, &err)) == NULL))
 		cnt_die_err(&err);
@@ -102,13 +102,13 @@ int cnt_count_main(cnt_count_opts *o)
 		out.fd = cnt_cli_scratch(o->tmpdir);
 	else
 		cnt_cli_avro_out(&out, out_path, codec_set, &codec);
-	cnt_dedup_outs_open(&side, "cnt-count", codec_set, codec, level);
-	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, side.dups, &err)) == NULL ||
+	cnt_dedup_outs_open(side, "cnt-count", codec_set, codec, level);
+	if ((fu.filter = cnt_dedup_filter_new(defs, defs_path, &dd, NULL, side->dups, &err)) == NULL ||
 	    (fu.win = cnt_window_new(defs, defs_path, o->shards, NULL, &err)) == NULL ||
 	    (co->stats_path && (fu.hot = cnt_topkey_new(CNT_TOPKEY_SLOTS, &err)) == NULL))
 		cnt_die_err(&err);
 	cnt_window_set_map(fu.win, map);
-	fu.rejects = &side.rejects;
+	fu.rejects = &side->rejects;
 	fu.input = cnt_progress_input;
 	fu.progress = cnt_progress_add;
 	if (o->snap_dir) {
@@ -118,7 +118,7 @@ int cnt_count_main(cnt_count_opts *o)
 	}
 	cnt_progress_start(co);
 	if (cnt_fused_run(&fu, fds, names, (size_t)nin, &err) != 0 || cnt_dedup_filter_finish(fu.filter, &err) != 0 ||
-	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&side.rejects, &err) != 0)
+	    cnt_window_finish(fu.win, &err) != 0 || cnt_rejects_flush(&side->rejects, &err) != 0)
 		cnt_die_err(&err);
 	/* --base: bucket records into the halves their members belong to */
 	for (int i = 0; i < o->nbase; i++) {
@@ -135,7 +135,7 @@ int cnt_count_main(cnt_count_opts *o)
 	 * and committed after the buckets, as cnt-dedup does): then the dedup
 	 * table is dead, and its memory, faulted in already, holds the day
 	 * records until they are written. */
-	cnt_dedup_outs_save(&side, &dd);
+	cnt_dedup_outs_save(side, &dd);
 	cnt_accum_lend(fu.acc, dd.slots, (dd.mask + 1) * sizeof(*dd.slots));
 	/* day roll-ups, as cnt-accumulate -d writes them (zones from defs) */
 	zones = (cnt_rollup_zones){defs, NULL, defs_path};
@@ -158,13 +158,13 @@ int cnt_count_main(cnt_count_opts *o)
 	if (split)
 		cnt_cli_split_buckets(out.fd, "the scratch file", split, codec_set ? codec : CNT_CODEC_ZSTD, level);
 	if (co->stats_path)
-		write_stats(co->stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side.kept, o->shards, map, memory);
+		write_stats(co->stats_path, defs, fu.filter, fu.win, fu.hot, st, loaded, side->kept, o->shards, map, memory);
 	/* The buckets first, then the state, as cnt-dedup does. */
 	if (split)
 		cnt_cli_split_commit();
 	else
 		cnt_cli_commit(&out);
-	cnt_dedup_outs_commit(&side);
+	cnt_dedup_outs_commit(side);
 	if (st->sum_overflows)
 		cnt_cli_note("warning: %" PRIu64 " bucket sums do not fit 64 bits; they are kept exact as 128-bit (sum_high, sum) with sum_overflow set",
 			st->sum_overflows);
@@ -172,7 +172,7 @@ int cnt_count_main(cnt_count_opts *o)
 		cnt_cli_note("in %" PRIu64 ", duplicate %" PRIu64 ", rejected %" PRIu64 ", late %" PRIu64
 			"; %" PRIu64 " bucket records out, %" PRIu64 " spill runs; state %zu keys loaded, %zu saved",
 			t->in, t->duplicates, t->rejected, cnt_window_get_totals(fu.win)->late, st->groups_out, st->runs,
-			loaded, side.kept);
+			loaded, side->kept);
 	cnt_writer_free(w);
 	cnt_dedup_filter_free(fu.filter);
 	cnt_window_free(fu.win);
@@ -184,7 +184,7 @@ int cnt_count_main(cnt_count_opts *o)
 	cnt_dedup_release(&dd);
 	cnt_fp_policy_end();
 	cnt_defs_free(defs);
-	cnt_dedup_outs_release(&side);
+	cnt_dedup_outs_release(side);
 	free(fds);
 	return cnt_cli_finish();
 }
