@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "base/outfile.h"
+#include "correct/ledger.h"
 #include "count/accum.h"
 #include "count/window.h"
 #include "model/bucket.h"
@@ -115,21 +116,7 @@ static cnt_fp fp_str(const char *p, size_t n)
 
 void cnt_retract_hex(cnt_fp fp, char out[33])
 {
-	static const char hx[] = "0123456789abcdef";
-
-	for (int i = 0; i < 16; i++) {
-		out[i] = hx[(fp.hi >> (60 - 4 * i)) & 15];
-		out[16 + i] = hx[(fp.lo >> (60 - 4 * i)) & 15];
-	}
-	out[32] = 0;
-}
-
-static cnt_fp line_fp(const char *p, size_t n)
-{
-	XXH128_hash_t h = XXH3_128bits(p, n);
-	cnt_fp fp = {h.high64, h.low64};
-
-	return fp;
+	cnt_ledger_hex(fp, out);
 }
 
 /* ---- the ledger ---- */
@@ -170,72 +157,32 @@ static int record_ids(json_t *rec, const char *name, size_t lineno, cnt_fpset *d
 	return 0;
 }
 
+/* The walk's callback: one retraction record's event ids into done. */
+typedef struct ids_ctx {
+	const char *name;
+	cnt_fpset *done;
+} ids_ctx;
+
+static int on_record(void *ctx, json_t *rec, size_t lineno, const char *line, size_t len, cnt_err *err)
+{
+	ids_ctx *c = ctx;
+
+	(void)line;
+	(void)len;
+	return record_ids(rec, c->name, lineno, c->done, err);
+}
+
 int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *last, cnt_err *err)
 {
 	cnt_buf all = CNT_BUF_INIT;
-	char buf[65536], want[33];
-	cnt_fp prev = {0, 0};
-	size_t off = 0, lineno = 0;
-	int rc = -1;
+	ids_ctx c = {name, done};
+	size_t lines;
+	int rc;
 
-	for (;;) {
-		ssize_t got = read(fd, buf, sizeof(buf));
-
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			cnt_err_set(err, "cannot read ledger '%s': %s", name, strerror(errno));
-			goto out;
-		}
-		if (got == 0)
-			break;
-		if (cnt_buf_append(&all, buf, (size_t)got) != 0) {
-			cnt_err_nomem(err);
-			goto out;
-		}
-	}
-	while (off < all.len) {
-		const char *line = (const char *)all.p + off;
-		const char *nl = memchr(line, '\n', all.len - off);
-		size_t n;
-		json_t *rec, *pv;
-		json_error_t je;
-
-		lineno++;
-		if (nl == NULL) {
-			cnt_err_set(err, "ledger '%s' line %zu: no newline at the end (an interrupted append?)", name, lineno);
-			goto out;
-		}
-		n = (size_t)(nl - line);
-		rec = cnt_json_loadb(line, n, JSON_REJECT_DUPLICATES, &je);
-		if (rec == NULL && cnt_json_oom(&je)) {
-			cnt_err_oom(err, "reading ledger '%s'", name);
-			goto out;
-		}
-		if (rec == NULL || !json_is_object(rec)) {
-			json_decref(rec);
-			cnt_err_set(err, "ledger '%s' line %zu: not a retraction record", name, lineno);
-			goto out;
-		}
-		cnt_retract_hex(prev, want);
-		pv = json_object_get(rec, "prev");
-		if (!json_is_string(pv) || strcmp(json_string_value(pv), want) != 0) {
-			json_decref(rec);
-			cnt_err_set(err, "ledger '%s' line %zu: the hash chain is broken (\"prev\" is not the hash of line %zu)",
-				name, lineno, lineno - 1);
-			goto out;
-		}
-		if (record_ids(rec, name, lineno, done, err) != 0) {
-			json_decref(rec);
-			goto out;
-		}
-		json_decref(rec);
-		prev = line_fp(line, n);
-		off += n + 1;
-	}
-	*last = prev;
-	rc = 0;
-out:
+	/* the same walk as every hash-chained ledger: one reader, one set
+	 * of messages (ledger.h) */
+	rc = cnt_ledger_slurp(fd, name, &all, err) != 0 ||
+		cnt_ledger_walk(all.p, all.len, "ledger", name, on_record, &c, last, &lines, err) != 0 ? -1 : 0;
 	cnt_buf_release(&all);
 	return rc;
 }
