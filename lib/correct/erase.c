@@ -17,6 +17,7 @@
 #include "avro/encoding.h"
 #include "base/jsonload.h"
 #include "base/outfile.h"
+#include "correct/ledger.h"
 #include "model/event.h"
 #include "model/record_reader.h"
 #include "time/timefmt.h"
@@ -53,7 +54,7 @@ static cnt_fp id_fp(const void *p, size_t n)
 
 void cnt_erase_member_hash(const char *member, char out[33])
 {
-	cnt_retract_hex(fp_of(member, strlen(member)), out);
+	cnt_ledger_hex(fp_of(member, strlen(member)), out);
 }
 
 /* XXH3-128 of the whole file at fd, read with pread (the offset is left
@@ -440,8 +441,8 @@ static json_t *seg_json(const cnt_erase_seg *s)
 		bad |= json_array_append_new(ids, json_string(id)) != 0;
 		off += strlen(id) + 1;
 	}
-	cnt_retract_hex(s->before, hb);
-	cnt_retract_hex(s->after, ha);
+	cnt_ledger_hex(s->before, hb);
+	cnt_ledger_hex(s->after, ha);
 	bad = bad || json_object_set_new(o, "segment", json_string(s->name)) ||
 		json_object_set(o, "event_ids", ids) ||
 		json_object_set_new(o, "originals", json_integer((json_int_t)s->originals)) ||
@@ -494,11 +495,11 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 		cnt_fp fp = {h.high64, h.low64};
 		char hx[33];
 
-		cnt_retract_hex(fp, hx);
+		cnt_ledger_hex(fp, hx);
 		snprintf(id, 40, "e-%s", hx);
 	}
 	cnt_time_format_rfc3339(req->created_at, tbuf);
-	cnt_retract_hex(plan->last, ph);
+	cnt_ledger_hex(plan->last, ph);
 	cnt_erase_member_hash(sel->member, mh);
 	if ((sel->tenant && json_object_set_new(selj, "tenant_id", json_string(sel->tenant))) ||
 	    (sel->counter && json_object_set_new(selj, "counter_id", json_string(sel->counter))) ||

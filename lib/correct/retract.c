@@ -114,11 +114,6 @@ static cnt_fp fp_str(const char *p, size_t n)
 	return cnt_fp_of(1, parts, lens);
 }
 
-void cnt_retract_hex(cnt_fp fp, char out[33])
-{
-	cnt_ledger_hex(fp, out);
-}
-
 /* ---- the ledger ---- */
 
 /* Adds the event ids of one array to done.  0 or -1. */
@@ -271,7 +266,7 @@ static int ledger_line(const cnt_retract_req *req, const char *rid,
 	if (rec == NULL || selj == NULL)
 		goto nomem;
 	cnt_time_format_rfc3339(req->created_at, tbuf);
-	cnt_retract_hex(prev, ph);
+	cnt_ledger_hex(prev, ph);
 	if (sel->tenant && json_object_set_new(selj, "tenant_id", json_string(sel->tenant)))
 		goto nomem;
 	if (sel->counter && json_object_set_new(selj, "counter_id", json_string(sel->counter)))
@@ -358,7 +353,7 @@ int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, si
 	XXH3_freeState(hs);
 	fp.hi = h.high64;
 	fp.lo = h.low64;
-	cnt_retract_hex(fp, hx);
+	cnt_ledger_hex(fp, hx);
 	snprintf(out, 40, "r-%s", hx);
 	return 0;
 }
@@ -498,7 +493,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			if (req->retraction_id)
 				snprintf(res->retraction_id, sizeof(res->retraction_id), "%.39s", req->retraction_id);
 			else {
-				cnt_retract_hex(fp, hx);
+				cnt_ledger_hex(fp, hx);
 				snprintf(res->retraction_id, sizeof(res->retraction_id), "r-%s", hx);
 			}
 		}
@@ -554,7 +549,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			lens[1] = e.counter_id.n;
 			parts[2] = idem;
 			lens[2] = strlen(idem);
-			cnt_retract_hex(cnt_fp_of(3, parts, lens), newid);
+			cnt_ledger_hex(cnt_fp_of(3, parts, lens), newid);
 			comp.event_id.p = newid;
 			comp.event_id.n = 32;
 			comp.idempotency_key.p = idem;

@@ -93,10 +93,6 @@ int cnt_retract_cause_ok(const char *s);
 /* The scope's name. */
 const char *cnt_retract_scope_name(cnt_retract_scope s);
 
-/* fp as 32 lowercase hex digits, high 64 bits first (the ledger's
- * spelling of a hash). */
-void cnt_retract_hex(cnt_fp fp, char out[33]);
-
 /* Reads the ledger at fd (may be empty) and adds every event id it lists
  * to done (an erasure record's too: cnt-retraction(5)), checking the chain.  *last is set to the fingerprint of the
  * last line (zero for an empty ledger).  0, or -1 with err set (a line

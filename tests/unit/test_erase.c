@@ -21,6 +21,7 @@
 #include <xxhash.h>
 
 #include "correct/erase.h"
+#include "correct/ledger.h"
 #include "model/event.h"
 #include "unit.h"
 
@@ -273,7 +274,7 @@ static void test_record_and_chain(void)
 		XXH128_hash_t h = XXH3_128bits(prev_line, strlen(prev_line));
 		cnt_fp pf = {h.high64, h.low64};
 
-		cnt_retract_hex(pf, hx);
+		cnt_ledger_hex(pf, hx);
 		cnt_erase_member_hash("m1", mh);
 		CHECK_EQ_STR(json_string_value(json_object_get(rec, "kind")), "erasure");
 		CHECK_EQ_STR(json_string_value(json_object_get(rec, "erasure_id")), id);
@@ -288,7 +289,7 @@ static void test_record_and_chain(void)
 		CHECK_EQ_INT(json_integer_value(json_object_get(seg, "compensations")), 1);
 		CHECK_EQ_INT(json_integer_value(json_object_get(seg, "kept")), 2);
 		CHECK_EQ_STR(json_string_value(json_array_get(json_object_get(seg, "event_ids"), 2)), "c1");
-		cnt_retract_hex(plan.segs[0].after, hx);
+		cnt_ledger_hex(plan.segs[0].after, hx);
 		CHECK_EQ_STR(json_string_value(json_object_get(seg, "after")), hx);
 		json_decref(rec);
 	}
