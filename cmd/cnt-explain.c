@@ -91,59 +91,6 @@ static void tick(uint64_t n)
 	cnt_progress_add(1);
 }
 
-/* The published view's answer for the member. */
-static void view_check(const char *views, const cnt_explain_opts *o, int version, int64_t now,
-	cnt_explain_check *c, char *what, size_t wn)
-{
-	cnt_rank_source src = {.overlay_fd = -1, .now = now};
-	cnt_rank_question q = {.kind = CNT_RANK_Q_RANK, .member = o->member};
-	cnt_rank_answer a;
-	cnt_view v;
-	cnt_err err;
-	char vdir[4200];
-
-	if (cnt_viewdir_open(&v, views, o->board->board_id, o->scope ? o->scope : "global", &version, vdir,
-		sizeof(vdir), &src.frozen, &err) != 0)
-		cnt_die_err(&err);
-	cnt_cli_tenant_guard_id(who, v.desc.tenant_id, vdir, "cnt.view");
-	src.view = &v;
-	src.dir = vdir;
-	if (cnt_rank_answer_question(&src, &q, &a, &err) != 0)
-		cnt_die_err(&err);
-	snprintf(what, wn, "view %s", vdir);
-	c->have = 1;
-	c->what = what;
-	c->found = a.found;
-	c->value = a.value;
-	c->exact = a.exact;
-	c->rank = a.rank;
-	c->band_lo = a.band_lo;
-	c->band_hi = a.band_hi;
-	cnt_rank_answer_release(&a);
-	cnt_view_close(&v);
-}
-
-/* The sealed standing of the board's season (its window's label) and its
- * corrections, as cnt-seal show gives them. */
-static void sealed_check(const char *dir, const cnt_explain_opts *o, cnt_explain_check *c, char *what, size_t wn)
-{
-	cnt_seal_dir s;
-	cnt_buf show = CNT_BUF_INIT;
-	cnt_err err;
-
-	if (o->board->window != CNT_WIN_SEASON)
-		cnt_die_usage("--sealed: board '%s' has no seasons (its window is %s)", o->board->board_id,
-			o->window_label);
-	if (cnt_seal_dir_open(&s, dir, 0, &err) != 0 ||
-	    cnt_seal_show(&s, o->window_label, o->scope ? o->scope : "global", 0, &show, &err) != 0 ||
-	    cnt_explain_sealed((const char *)show.p, show.len, o->member, c, &err) != 0)
-		cnt_die_err(&err);
-	snprintf(what, wn, "sealed standing of season %s in %s, corrections applied", o->window_label, dir);
-	c->what = what;
-	cnt_seal_dir_close(&s);
-	cnt_buf_release(&show);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -249,16 +196,19 @@ int main(int argc, char **argv)
 		cnt_die_nomem();
 	if (cnt_board_window(defs, o.board, tzc, now, season, &o.from, &o.to, &o.window_label, &err) != 0)
 		cnt_die_err(&err);
+	if (sealed && o.board->window != CNT_WIN_SEASON)
+		cnt_die_usage("--sealed: board '%s' has no seasons (its window is %s)", board_id, o.window_label);
 	cnt_progress_start(&co);
 	o.tick = tick;
 	if (cnt_explain_run(&o, &x, &err) != 0)
 		cnt_die_err(&err);
 	cnt_progress_end();
 	memset(checks, 0, sizeof(checks));
-	if (views)
-		view_check(views, &o, version, now, &checks[nchecks++], what, sizeof(what));
-	if (sealed)
-		sealed_check(sealed, &o, &checks[nchecks++], swhat, sizeof(swhat));
+	if (views && cnt_explain_view_check(views, &o, version, now, who, &checks[nchecks++], what, sizeof(what),
+		&err) != 0)
+		cnt_die_err(&err);
+	if (sealed && cnt_explain_sealed_check(sealed, &o, &checks[nchecks++], swhat, sizeof(swhat), &err) != 0)
+		cnt_die_err(&err);
 	if ((json ? cnt_explain_format_json(&o, &x, checks, nchecks, &out)
 		  : cnt_explain_format_text(&o, &x, checks, nchecks, &out)) != 0)
 		cnt_die_nomem();

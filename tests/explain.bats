@@ -211,4 +211,7 @@ publish() {
 	# a board without seasons
 	run -2 cnt-explain -d "$DEFS" -b b-dist --member m2 --now "$AT" --sealed sealed log1.avro
 	[[ $output == *"--sealed: board 'b-dist' has no seasons"* ]]
+	# said before the archive is read: a missing segment is not reached
+	run -2 cnt-explain -d "$DEFS" -b b-dist --member m2 --now "$AT" --sealed sealed no-such-segment.avro
+	[[ $output == *"--sealed: board 'b-dist' has no seasons"* ]]
 }

@@ -28,7 +28,11 @@
 #include "model/windowed.h"
 #include "time/timefmt.h"
 #include "time/tz.h"
+#include "correct/seal.h"
+#include "model/tenant.h"
 #include "view/project.h"
+#include "view/rank.h"
+#include "view/view.h"
 
 static const char *const fate_names[CNT_FATE_N] = {
 	"counted", "outside_window", "late", "duplicate", "retracted", "compensation", "rejected",
@@ -1001,4 +1005,66 @@ int cnt_explain_format_text(const cnt_explain_opts *o, const cnt_explain *x, con
 		rc |= cnt_buf_printf(out, ": %s\n", cnt_explain_agrees(x, c) ? "agrees" : "DIFFERS from the log");
 	}
 	return rc ? -1 : 0;
+}
+
+int cnt_explain_view_check(const char *views, const cnt_explain_opts *o, int version, int64_t now,
+	const char *who, cnt_explain_check *c, char *what, size_t wn, cnt_err *err)
+{
+	cnt_rank_source src = {.overlay_fd = -1, .now = now};
+	cnt_rank_question q = {.kind = CNT_RANK_Q_RANK, .member = o->member};
+	cnt_rank_answer a;
+	cnt_view v;
+	char vdir[4200];
+	const char *t;
+	int rc;
+
+	if (cnt_viewdir_open(&v, views, o->board->board_id, o->scope ? o->scope : "global", &version, vdir,
+		sizeof(vdir), &src.frozen, err) != 0)
+		return -1;
+	t = v.desc.tenant_id ? v.desc.tenant_id : "";
+	if (who != NULL && cnt_tenant_guard_id(who, t, strlen(t), vdir, "cnt.view", err) != 0) {
+		cnt_view_close(&v);
+		return -1;
+	}
+	src.view = &v;
+	src.dir = vdir;
+	rc = cnt_rank_answer_question(&src, &q, &a, err);
+	if (rc == 0) {
+		snprintf(what, wn, "view %s", vdir);
+		c->have = 1;
+		c->what = what;
+		c->found = a.found;
+		c->value = a.value;
+		c->exact = a.exact;
+		c->rank = a.rank;
+		c->band_lo = a.band_lo;
+		c->band_hi = a.band_hi;
+	}
+	cnt_rank_answer_release(&a);
+	cnt_view_close(&v);
+	return rc;
+}
+
+int cnt_explain_sealed_check(const char *dir, const cnt_explain_opts *o, cnt_explain_check *c, char *what,
+	size_t wn, cnt_err *err)
+{
+	cnt_seal_dir s;
+	cnt_buf show = CNT_BUF_INIT;
+	int rc;
+
+	if (o->board->window != CNT_WIN_SEASON)
+		return cnt_err_set(err, "board '%s' has no seasons (its window is %s)", o->board->board_id,
+			o->window_label);
+	if (cnt_seal_dir_open(&s, dir, 0, err) != 0)
+		return -1;
+	rc = cnt_seal_show(&s, o->window_label, o->scope ? o->scope : "global", 0, &show, err);
+	if (rc == 0)
+		rc = cnt_explain_sealed((const char *)show.p, show.len, o->member, c, err);
+	if (rc == 0) {
+		snprintf(what, wn, "sealed standing of season %s in %s, corrections applied", o->window_label, dir);
+		c->what = what;
+	}
+	cnt_seal_dir_close(&s);
+	cnt_buf_release(&show);
+	return rc;
 }

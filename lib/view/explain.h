@@ -138,6 +138,22 @@ typedef struct cnt_explain_check {
 	uint64_t band_lo, band_hi;
 } cnt_explain_check;
 
+/* The published view's answer for o->member, as cnt-rank rank gives it:
+ * the view of o->board and o->scope under views, at version (0: the
+ * published one), read at now.  who: --tenant, or NULL; a view of
+ * another tenant is refused.  what (wn bytes, kept by the caller) is
+ * the check's label.  0, or -1 with err set (no such view, a corrupt
+ * one, another tenant's). */
+int cnt_explain_view_check(const char *views, const cnt_explain_opts *o, int version, int64_t now,
+	const char *who, cnt_explain_check *c, char *what, size_t wn, cnt_err *err);
+
+/* The sealed standing of o->board's season (o->window_label) in the
+ * seal directory dir, every correction applied, as cnt-seal show gives
+ * it.  The board's window must be a season.  what as above.  0, or -1
+ * with err set (a damaged seal directory, the season not sealed). */
+int cnt_explain_sealed_check(const char *dir, const cnt_explain_opts *o, cnt_explain_check *c, char *what,
+	size_t wn, cnt_err *err);
+
 /* Whether the check agrees with x: 1 agrees, 0 not (or nothing to check). */
 int cnt_explain_agrees(const cnt_explain *x, const cnt_explain_check *c);
 
