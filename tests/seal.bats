@@ -363,9 +363,13 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	printf '{"retraction_id":"r-1","prev":"11111111111111111111111111111111"}\n' >bad-r.jsonl
 	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions bad-r.jsonl "$F/revised.avro"
 	[ "$output" = "cnt-seal: retraction ledger 'bad-r.jsonl' line 1: \"prev\" is not 32 zeros (not the first line?)" ]
-	printf '{"kind":"other","prev":"00000000000000000000000000000000"}\n' >bad-r.jsonl
+	printf '{"selector":{},"prev":"00000000000000000000000000000000"}\n' >bad-r.jsonl
 	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions bad-r.jsonl "$F/revised.avro"
 	[ "$output" = "cnt-seal: retraction ledger 'bad-r.jsonl' line 1: neither a retraction_id nor an erasure_id" ]
+	# a kind that is not a retraction's or an erasure's is refused, as cnt-retract refuses it, not cited
+	printf '{"kind":"other","retraction_id":"r-1","prev":"00000000000000000000000000000000"}\n' >bad-r.jsonl
+	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions bad-r.jsonl "$F/revised.avro"
+	[ "$output" = "cnt-seal: retraction ledger 'bad-r.jsonl' line 1: a record of an unknown kind" ]
 	# a sealed file that is not JSON lines but matches its digest is caught by the unit tests
 	# (tests/unit/test_seal.c), which can forge the digests
 }

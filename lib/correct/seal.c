@@ -806,19 +806,30 @@ typedef struct rled {
 	const char *name;
 	char **ids;
 	size_t n;
+	cnt_fpset seen;            /* the ids kept: each is named once */
 } rled;
 
+/* One line of the retraction ledger, read as cnt_retract_ledger_load
+ * reads it: a record without "kind" is a retraction (its retraction_id),
+ * one of kind "erasure" an erasure (its erasure_id); any other kind is
+ * refused.  Its id is kept unless its selector names another tenant or
+ * counter, or it was kept before. */
 static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, size_t len, cnt_err *err)
 {
 	rled *r = ctx;
+	json_t *kind = json_object_get(rec, "kind");
 	/* a retraction's id, or an erasure's (the deletion path) */
 	const char *id = str_field(rec, "retraction_id") ? str_field(rec, "retraction_id") : str_field(rec, "erasure_id");
 	const char *t, *c;
 	json_t *sel = json_object_get(rec, "selector");
+	uint64_t old;
 	char **v;
+	int added;
 
 	(void)line;
 	(void)len;
+	if (kind != NULL && (!json_is_string(kind) || strcmp(json_string_value(kind), "erasure") != 0))
+		return cnt_err_set(err, "retraction ledger '%s' line %zu: a record of an unknown kind", r->name, lineno);
 	if (id == NULL)
 		return cnt_err_set(err, "retraction ledger '%s' line %zu: neither a retraction_id nor an erasure_id",
 			r->name, lineno);
@@ -826,6 +837,15 @@ static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, si
 	c = json_is_object(sel) ? str_field(sel, "counter_id") : NULL;
 	if ((t && strcmp(t, r->board->tenant_id) != 0) || (c && strcmp(c, r->board->counter_id) != 0))
 		return 0;   /* another counter's */
+	{
+		const void *parts[1] = {id};
+		size_t lens[1] = {strlen(id)};
+
+		if ((added = cnt_fpset_add(&r->seen, cnt_fp_of(1, parts, lens), 1, &old)) < 0)
+			return cnt_err_nomem(err);
+	}
+	if (added == 0)
+		return 0;   /* named on an earlier line */
 	if ((v = realloc(r->ids, (r->n + 1) * sizeof(*v))) == NULL)
 		return cnt_err_nomem(err);
 	r->ids = v;
@@ -999,13 +1019,17 @@ out:
 int cnt_seal_correct(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int rfd, const char *rname,
 	int64_t now, cnt_err *err)
 {
-	rled r = {bb->board, rname, NULL, 0};
+	rled r = {bb->board, rname, NULL, 0, {0}};
 	cnt_buf b = CNT_BUF_INIT;
 	cnt_fp last;
 	size_t lines, sealed = 0;
 	char rhead[33];
 	int rc = -1;
 
+	if (cnt_fpset_init(&r.seen, 64) != 0) {
+		cnt_err_nomem(err);
+		goto out;
+	}
 	if (cnt_ledger_slurp(rfd, rname, &b, err) != 0 ||
 	    cnt_ledger_walk(b.p, b.len, "retraction ledger", rname, rled_line, &r, &last, &lines, err) != 0)
 		goto out;
@@ -1046,6 +1070,7 @@ out:
 	for (size_t i = 0; i < r.n; i++)
 		free(r.ids[i]);
 	free(r.ids);
+	cnt_fpset_release(&r.seen);
 	cnt_buf_release(&b);
 	return rc;
 }
