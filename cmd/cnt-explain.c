@@ -183,6 +183,15 @@ int main(int argc, char **argv)
 
 		snprintf(bw, sizeof(bw), "board %.280s", board_id);
 		cnt_cli_tenant_guard_id(who, o.board->tenant_id, defs_path, bw);
+	}
+	if ((tzc = cnt_tz_cache_new()) == NULL)
+		cnt_die_nomem();
+	if (cnt_board_window(defs, o.board, tzc, now, season, &o.from, &o.to, &o.window_label, &err) != 0)
+		cnt_die_err(&err);
+	/* said before the segments are read, by the tenant guard or the run */
+	if (sealed && o.board->window != CNT_WIN_SEASON)
+		cnt_die_usage("--sealed: board '%s' has no seasons (its window is %s)", board_id, o.window_label);
+	if (who != NULL) {
 		for (size_t i = 0; i < o.nlogs; i++)
 			cnt_cli_tenant_guard_path(who, o.logs[i]);
 		for (size_t i = 0; i < o.nholds; i++)
@@ -192,12 +201,6 @@ int main(int argc, char **argv)
 		if (o.ledger)
 			not_separated(o.ledger, "ledgers");
 	}
-	if ((tzc = cnt_tz_cache_new()) == NULL)
-		cnt_die_nomem();
-	if (cnt_board_window(defs, o.board, tzc, now, season, &o.from, &o.to, &o.window_label, &err) != 0)
-		cnt_die_err(&err);
-	if (sealed && o.board->window != CNT_WIN_SEASON)
-		cnt_die_usage("--sealed: board '%s' has no seasons (its window is %s)", board_id, o.window_label);
 	cnt_progress_start(&co);
 	o.tick = tick;
 	if (cnt_explain_run(&o, &x, &err) != 0)

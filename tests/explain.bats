@@ -214,4 +214,6 @@ publish() {
 	# said before the archive is read: a missing segment is not reached
 	run -2 cnt-explain -d "$DEFS" -b b-dist --member m2 --now "$AT" --sealed sealed no-such-segment.avro
 	[[ $output == *"--sealed: board 'b-dist' has no seasons"* ]]
+	run -2 cnt-explain -d "$DEFS" -b b-dist --member m2 --now "$AT" --sealed sealed --tenant utc no-such-segment.avro
+	[[ $output == *"--sealed: board 'b-dist' has no seasons"* ]]
 }

@@ -17,6 +17,7 @@
 
 #include "avro/json.h"
 #include "base/fpset.h"
+#include "correct/seal.h"
 #include "count/dedup.h"
 #include "count/dedup_filter.h"
 #include "count/hll.h"
@@ -25,11 +26,10 @@
 #include "model/bucket.h"
 #include "model/event.h"
 #include "model/held.h"
+#include "model/tenant.h"
 #include "model/windowed.h"
 #include "time/timefmt.h"
 #include "time/tz.h"
-#include "correct/seal.h"
-#include "model/tenant.h"
 #include "view/project.h"
 #include "view/rank.h"
 #include "view/view.h"
@@ -1055,9 +1055,9 @@ int cnt_explain_sealed_check(const char *dir, const cnt_explain_opts *o, cnt_exp
 	if (o->board->window != CNT_WIN_SEASON)
 		return cnt_err_set(err, "board '%s' has no seasons (its window is %s)", o->board->board_id,
 			o->window_label);
-	if (cnt_seal_dir_open(&s, dir, 0, err) != 0)
-		return -1;
-	rc = cnt_seal_show(&s, o->window_label, o->scope ? o->scope : "global", 0, &show, err);
+	rc = cnt_seal_dir_open(&s, dir, 0, err);   /* closed either way (seal.h) */
+	if (rc == 0)
+		rc = cnt_seal_show(&s, o->window_label, o->scope ? o->scope : "global", 0, &show, err);
 	if (rc == 0)
 		rc = cnt_explain_sealed((const char *)show.p, show.len, o->member, c, err);
 	if (rc == 0) {

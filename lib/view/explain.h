@@ -149,8 +149,10 @@ int cnt_explain_view_check(const char *views, const cnt_explain_opts *o, int ver
 
 /* The sealed standing of o->board's season (o->window_label) in the
  * seal directory dir, every correction applied, as cnt-seal show gives
- * it.  The board's window must be a season.  what as above.  0, or -1
- * with err set (a damaged seal directory, the season not sealed). */
+ * it.  The board's window must be a season (cnt-explain refuses
+ * --sealed for another board as a usage error before this).  what as
+ * above.  0, or -1 with err set (a damaged seal directory, the season not
+ * sealed). */
 int cnt_explain_sealed_check(const char *dir, const cnt_explain_opts *o, cnt_explain_check *c, char *what,
 	size_t wn, cnt_err *err);
 
