@@ -801,6 +801,14 @@ out:
 
 /* ---- corrections ---- */
 
+static cnt_fp id_fp(const char *id)
+{
+	const void *parts[1] = {id};
+	size_t lens[1] = {strlen(id)};
+
+	return cnt_fp_of(1, parts, lens);
+}
+
 typedef struct rled {
 	const cnt_leaderboard *board;
 	const char *name;
@@ -809,11 +817,11 @@ typedef struct rled {
 	cnt_fpset seen;            /* the ids kept: each is named once */
 } rled;
 
-/* One line of the retraction ledger, read as cnt_retract_ledger_load
- * reads it: a record without "kind" is a retraction (its retraction_id),
- * one of kind "erasure" an erasure (its erasure_id); any other kind is
- * refused.  Its id is kept unless its selector names another tenant or
- * counter, or it was kept before. */
+/* One line of the retraction ledger.  A "kind" other than "erasure" is
+ * refused, as cnt_retract_ledger_load refuses it (a retraction has none);
+ * the line's id is its retraction_id, else its erasure_id.  The id is kept
+ * unless the selector names another tenant or counter, or an earlier line
+ * gave it. */
 static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, size_t len, cnt_err *err)
 {
 	rled *r = ctx;
@@ -822,7 +830,6 @@ static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, si
 	const char *id = str_field(rec, "retraction_id") ? str_field(rec, "retraction_id") : str_field(rec, "erasure_id");
 	const char *t, *c;
 	json_t *sel = json_object_get(rec, "selector");
-	uint64_t old;
 	char **v;
 	int added;
 
@@ -837,13 +844,8 @@ static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, si
 	c = json_is_object(sel) ? str_field(sel, "counter_id") : NULL;
 	if ((t && strcmp(t, r->board->tenant_id) != 0) || (c && strcmp(c, r->board->counter_id) != 0))
 		return 0;   /* another counter's */
-	{
-		const void *parts[1] = {id};
-		size_t lens[1] = {strlen(id)};
-
-		if ((added = cnt_fpset_add(&r->seen, cnt_fp_of(1, parts, lens), 1, &old)) < 0)
-			return cnt_err_nomem(err);
-	}
+	if ((added = cnt_fpset_add(&r->seen, id_fp(id), 1, NULL)) < 0)
+		return cnt_err_nomem(err);
 	if (added == 0)
 		return 0;   /* named on an earlier line */
 	if ((v = realloc(r->ids, (r->n + 1) * sizeof(*v))) == NULL)

@@ -264,6 +264,10 @@ static void test_ledger_refusals(void)
 		{"not json\n", "ledger 'l' line 1: not a JSON object"},
 		{"{\"prev\":\"00000000000000000000000000000000\"}\n", "ledger 'l' line 1: no event_ids"},
 		{second, "ledger 'l' line 2: the hash chain is broken (\"prev\" is not the hash of line 1)"},
+		{"{\"kind\":\"other\",\"event_ids\":[\"x\"],\"prev\":\"00000000000000000000000000000000\"}\n",
+			"ledger 'l' line 1: a record of an unknown kind"},
+		{"{\"kind\":\"erasure\",\"prev\":\"00000000000000000000000000000000\"}\n",
+			"ledger 'l' line 1: an erasure without segments"},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
