@@ -12,19 +12,26 @@
 
 static const char *const from_names[] = {"exact", "--tolerance", "declared", "default"};
 
+/* The keys both comparisons give, in this order. */
+static void counts(cnt_stats *s, uint64_t left, uint64_t right, uint64_t shown, uint64_t only_left,
+	uint64_t only_right, uint64_t changed)
+{
+	cnt_stats_u64(s, "in", left + right);
+	cnt_stats_u64(s, "out", shown);
+	cnt_stats_u64(s, "left", left);
+	cnt_stats_u64(s, "right", right);
+	cnt_stats_u64(s, "only_left", only_left);
+	cnt_stats_u64(s, "only_right", only_right);
+	cnt_stats_u64(s, "changed", changed);
+}
+
 static void write_view_stats(const char *path, const cnt_viewdiff_stats *st)
 {
 	cnt_stats s;
 
 	cnt_stats_begin(&s);
 	cnt_stats_str(&s, "compared", "views", -1);
-	cnt_stats_u64(&s, "in", st->left + st->right);
-	cnt_stats_u64(&s, "out", st->shown);
-	cnt_stats_u64(&s, "left", st->left);
-	cnt_stats_u64(&s, "right", st->right);
-	cnt_stats_u64(&s, "only_left", st->only_left);
-	cnt_stats_u64(&s, "only_right", st->only_right);
-	cnt_stats_u64(&s, "changed", st->changed);
+	counts(&s, st->left, st->right, st->shown, st->only_left, st->only_right, st->changed);
 	cnt_stats_u64(&s, "fields", st->fields);
 	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed + st->fields);
 	cnt_stats_double(&s, "tolerance", st->tolerance);
@@ -67,13 +74,7 @@ static void write_stats(const char *path, const cnt_diff_stats *st, int no_days)
 	cnt_stats s;
 
 	cnt_stats_begin(&s);
-	cnt_stats_u64(&s, "in", st->left + st->right);
-	cnt_stats_u64(&s, "out", st->shown);
-	cnt_stats_u64(&s, "left", st->left);
-	cnt_stats_u64(&s, "right", st->right);
-	cnt_stats_u64(&s, "only_left", st->only_left);
-	cnt_stats_u64(&s, "only_right", st->only_right);
-	cnt_stats_u64(&s, "changed", st->changed);
+	counts(&s, st->left, st->right, st->shown, st->only_left, st->only_right, st->changed);
 	cnt_stats_u64(&s, "differences", st->only_left + st->only_right + st->changed);
 	cnt_stats_bool(&s, "equal", !cnt_diff_differ(st));
 	cnt_stats_object(&s, "days");
