@@ -1026,9 +1026,10 @@ start_slow() {
 	shift
 	rm -f "$T/in" && mkfifo "$T/in"
 	# A background command of a shell without job control starts with
-	# SIGINT ignored (and the tools keep an ignored signal ignored): env
-	# gives it the default handling, as a terminal's foreground job has.
-	env --default-signal=INT "$@" >"$T/stdout" 2>"$T/err" </dev/null &
+	# SIGINT ignored, and a suite run under nohup with SIGHUP ignored (the
+	# tools keep an ignored signal ignored): env gives both the default
+	# handling, as a terminal's foreground job has.
+	env --default-signal=INT,HUP "$@" >"$T/stdout" 2>"$T/err" </dev/null &
 	PID=$!
 	exec 7>"$T/in"
 	cat "$feed" >&7
@@ -1130,9 +1131,9 @@ in_open() {
 	for args in "cnt-accumulate --output $T/out.fifo $F/windowed.avro" \
 		"cnt-window --definitions $DEFS --output $T/w.avro --rejects $T/out.fifo $F/deduped.avro"; do
 		for sig in TERM INT HUP; do
-			# (SIGINT's default handling back: start_slow says why)
+			# (SIGINT's and SIGHUP's default handling back: start_slow says why)
 			# shellcheck disable=SC2086
-			env --default-signal=INT $args &
+			env --default-signal=INT,HUP $args &
 			PID=$!
 			in_open "$PID" || bad="$bad$args: not waiting for the FIFO's reader"$'\n'
 			rc=0
