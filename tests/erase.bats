@@ -192,6 +192,7 @@ value() {
 	one '.kind == "erasure" and .erasure_id == "gdpr-0042" and .cause == "deleted" and .requested_by == "dpo-1"
 		and .authority == "gdpr-art17" and .created_at == "2026-03-04T09:00:00.000Z" and .erased == 24
 		and (.selector | keys) == ["member_xxh3", "tenant_id"] and .selector.tenant_id == "utc"
+		and .counters == ([("dist", "hi", "lo", "uniq") | {tenant_id: "utc", counter_id: .}])
 		and (.selector.member_xxh3 | test("^[0-9a-f]{32}$"))
 		and ([.segments[].segment] == ["log1.avro", "log2.avro", "comp-dist.avro", "comp-hi.avro", "comp-lo.avro", "comp-uniq.avro"])
 		and (.segments[0] | .originals == 8 and .compensations == 0 and .kept == 8)

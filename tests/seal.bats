@@ -257,6 +257,38 @@ close43() {
 	cnt-seal verify --sealed sealed
 }
 
+@test "correct cites a retraction made without --tenant only on the boards of the counters it retracted" {
+	close43
+	cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \
+		--now 2026-10-28T10:00:00Z "$F/revised.avro"
+	# two event retractions by event id, no --tenant or --counter: one of an
+	# acme/steps event (another board's), one of m-d's ride
+	printf '{"idempotency_key":"s1","tenant_id":"acme","counter_id":"steps","member_ref":"m-a","delta":900,"event_time":"2026-10-20T10:00:00Z"}\n' |
+		ing 2026-10-20T11:00:00Z steps.avro
+	cp "$F/retractions.jsonl" r-all.jsonl
+	cnt-retract --event "$(cnt-cat steps.avro | jq -r .event_id)" --cause dq --requester ts-7 \
+		--authority case-9 --ledger r-all.jsonl --now 2026-10-29T08:00:00Z -o comp-steps.avro steps.avro
+	cnt-retract --event "$(cnt-cat "$F/log.avro" | jq -r 'select(.member_ref == "m-d") | .event_id')" \
+		--cause deleted --requester ts-7 --authority gdpr-17 --ledger r-all.jsonl --now 2026-10-29T09:00:00Z \
+		-o comp2.avro "$F/log.avro" "$F/comp.avro"
+	# each record lists the counters of the events it retracted
+	jq -e -s '.[1].selector == {} and .[1].counters == [{tenant_id: "acme", counter_id: "steps"}]
+		and .[2].selector == {} and .[2].counters == [{tenant_id: "acme", counter_id: "distance_m"}]' r-all.jsonl
+	cnt-retract --rebuild "$F/revised.avro" -d "$DEFS" -o rev2.avro "$F/log.avro" "$F/comp.avro" comp2.avro
+	run -0 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions r-all.jsonl \
+		--now 2026-10-29T10:00:00Z rev2.avro
+	r2=$(jq -r -s '.[2].retraction_id' r-all.jsonl)
+	jq -e -s --arg r "$r2" '.[2].seq == 2 and .[2].retraction_ids == [$r]' sealed/ledger.jsonl
+	jq -e -s --arg r "$r2" 'all(.[]; .retraction_ids == [$r])' sealed/w43/global/corrections-000002.jsonl
+	# a ledger line whose counters are not a list of {tenant_id, counter_id}: refused, nothing published
+	cp -a sealed before
+	jq -c '.counters = "acme"' "$F/retractions.jsonl" >bad-r.jsonl
+	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions bad-r.jsonl \
+		--now 2026-10-29T11:00:00Z rev2.avro
+	[ "$output" = "cnt-seal: retraction ledger 'bad-r.jsonl' line 1: \"counters\" is not a list of objects with a tenant_id and a counter_id" ]
+	diff -r before sealed
+}
+
 @test "correct refuses a season that is not sealed, and changes no retraction accounts for" {
 	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \
 		--now 2026-10-28T10:00:00Z "$F/revised.avro"

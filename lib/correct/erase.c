@@ -174,7 +174,8 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		}
 		if (!matches(sel, &e))
 			continue;
-		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0)) {
+		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0) ||
+		    cnt_retract_ctrs_add(&plan->ctrs, e.tenant_id, e.counter_id) != 0) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -252,6 +253,7 @@ void cnt_erase_plan_release(cnt_erase_plan *plan)
 	for (size_t i = 0; i < plan->n && plan->segs; i++)
 		cnt_buf_release(&plan->segs[i].ids);
 	free(plan->segs);
+	cnt_retract_ctrs_release(&plan->ctrs);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -462,6 +464,7 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	cnt_erase_plan *plan, char id[40], char **line, cnt_err *err)
 {
 	json_t *rec = json_object(), *selj = json_object(), *segs = json_array();
+	json_t *cj = cnt_retract_ctrs_json(&plan->ctrs);
 	XXH3_state_t *hs = XXH3_createState();
 	char tbuf[32], ph[33], mh[33];
 	char *text = NULL;
@@ -470,7 +473,7 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	int rc = -1;
 
 	*line = NULL;
-	if (rec == NULL || selj == NULL || segs == NULL || hs == NULL)
+	if (rec == NULL || selj == NULL || segs == NULL || cj == NULL || hs == NULL)
 		goto nomem;
 	XXH3_128bits_reset(hs);
 	XXH3_128bits_update(hs, req->cause, strlen(req->cause) + 1);
@@ -513,6 +516,7 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	    json_object_set(rec, "selector", selj) ||
 	    json_object_set(rec, "segments", segs) ||
 	    json_object_set_new(rec, "erased", json_integer((json_int_t)erased)) ||
+	    json_object_set(rec, "counters", cj) ||
 	    json_object_set_new(rec, "created_at", json_string(tbuf)) ||
 	    json_object_set_new(rec, "prev", json_string(ph)))
 		goto nomem;
@@ -533,6 +537,7 @@ done:
 	json_decref(rec);
 	json_decref(selj);
 	json_decref(segs);
+	json_decref(cj);
 	cnt_buf_release(&out);
 	return rc;
 }

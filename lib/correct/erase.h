@@ -74,6 +74,7 @@ typedef struct cnt_erase_plan {
 	uint64_t in;                 /* records read, every segment */
 	uint64_t originals, compensations;
 	size_t affected;             /* segments holding something to erase */
+	cnt_retract_ctrs ctrs;       /* the counters of the events to erase */
 	cnt_fp last;                 /* fingerprint of the ledger's last line */
 } cnt_erase_plan;
 

@@ -512,6 +512,7 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 	const char **ids = NULL;
 	char **idcopy = NULL;
 	size_t nids = 0;
+	cnt_retract_ctrs ctrs = {0};
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -550,7 +551,8 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 			goto out;
 		if (cnt_fpset_find(&done, fp_bytes(e.event_id.p, e.event_id.n), &old))
 			continue;
-		if ((idcopy[nids] = strndup(e.event_id.p, e.event_id.n)) == NULL) {
+		if (cnt_retract_ctrs_add(&ctrs, e.tenant_id, e.counter_id) != 0 ||
+		    (idcopy[nids] = strndup(e.event_id.p, e.event_id.n)) == NULL) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -566,7 +568,8 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 		rsel.counter = sel->counter;
 		rsel.member = sel->member;
 		if (cnt_retract_derive_id(&req, ids, nids, res->retraction_id) != 0 ||
-		    cnt_retract_record_line(&req, res->retraction_id, &rsel, ids, nids, rlast, &res->retraction_line, err) != 0) {
+		    cnt_retract_record_line(&req, res->retraction_id, &rsel, ids, nids, &ctrs, rlast,
+			    &res->retraction_line, err) != 0) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -608,6 +611,7 @@ out:
 			free(idcopy[i]);
 	free(idcopy);
 	free(ids);
+	cnt_retract_ctrs_release(&ctrs);
 	free(c.found);
 	free(c.v);
 	cnt_buf_release(&c.ev);

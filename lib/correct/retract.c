@@ -253,17 +253,94 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
 	return 0;
 }
 
+int cnt_retract_ctrs_add(cnt_retract_ctrs *s, cnt_slice t, cnt_slice c)
+{
+	char **tv, **cv;
+
+	for (size_t k = 0; k < s->n; k++) {
+		size_t i = (s->last + k) % s->n;
+
+		if (strlen(s->tenant[i]) == t.n && memcmp(s->tenant[i], t.p, t.n) == 0 &&
+		    strlen(s->counter[i]) == c.n && memcmp(s->counter[i], c.p, c.n) == 0) {
+			s->last = i;
+			return 0;
+		}
+	}
+	if ((tv = realloc(s->tenant, (s->n + 1) * sizeof(*tv))) == NULL)
+		return -1;
+	s->tenant = tv;
+	if ((cv = realloc(s->counter, (s->n + 1) * sizeof(*cv))) == NULL)
+		return -1;
+	s->counter = cv;
+	if ((tv[s->n] = strndup(t.p, t.n)) == NULL)
+		return -1;
+	if ((cv[s->n] = strndup(c.p, c.n)) == NULL) {
+		free(tv[s->n]);
+		return -1;
+	}
+	s->last = s->n++;
+	return 0;
+}
+
+void cnt_retract_ctrs_release(cnt_retract_ctrs *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->tenant[i]);
+		free(s->counter[i]);
+	}
+	free(s->tenant);
+	free(s->counter);
+	*s = (cnt_retract_ctrs){0};
+}
+
+json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s)
+{
+	json_t *a = json_array();
+	size_t *ord = malloc((s->n + 1) * sizeof(*ord));
+
+	if (a == NULL || ord == NULL)
+		goto nomem;
+	for (size_t i = 0; i < s->n; i++) {
+		size_t j = i;
+
+		/* insertion sort: a handful of pairs */
+		for (; j > 0; j--) {
+			int d = strcmp(s->tenant[ord[j - 1]], s->tenant[i]);
+
+			if (d < 0 || (d == 0 && strcmp(s->counter[ord[j - 1]], s->counter[i]) < 0))
+				break;
+			ord[j] = ord[j - 1];
+		}
+		ord[j] = i;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		json_t *o = json_object();
+
+		if (o == NULL || json_array_append_new(a, o) != 0 ||
+		    json_object_set_new(o, "tenant_id", json_string(s->tenant[ord[i]])) != 0 ||
+		    json_object_set_new(o, "counter_id", json_string(s->counter[ord[i]])) != 0)
+			goto nomem;
+	}
+	free(ord);
+	return a;
+nomem:
+	free(ord);
+	json_decref(a);
+	return NULL;
+}
+
 /* The record's line, newline included, into *out (malloc'd). */
 static int ledger_line(const cnt_retract_req *req, const char *rid,
-	const cnt_retract_sel *sel, json_t *ids, cnt_fp prev, char **out, cnt_err *err)
+	const cnt_retract_sel *sel, json_t *ids, const cnt_retract_ctrs *ctrs, cnt_fp prev, char **out,
+	cnt_err *err)
 {
-	json_t *rec = json_object(), *selj = json_object();
+	json_t *rec = json_object(), *selj = json_object(), *cj = cnt_retract_ctrs_json(ctrs);
 	char tbuf[32], ph[33];
 	char *text = NULL;
 	cnt_buf line = CNT_BUF_INIT;
 	int rc = -1;
 
-	if (rec == NULL || selj == NULL)
+	if (rec == NULL || selj == NULL || cj == NULL)
 		goto nomem;
 	cnt_time_format_rfc3339(req->created_at, tbuf);
 	cnt_ledger_hex(prev, ph);
@@ -293,6 +370,7 @@ static int ledger_line(const cnt_retract_req *req, const char *rid,
 	    json_object_set_new(rec, "scope", json_string(cnt_retract_scope_name(sel->scope))) ||
 	    json_object_set(rec, "selector", selj) ||
 	    json_object_set(rec, "event_ids", ids) ||
+	    json_object_set(rec, "counters", cj) ||
 	    json_object_set_new(rec, "created_at", json_string(tbuf)) ||
 	    json_object_set_new(rec, "prev", json_string(ph)))
 		goto nomem;
@@ -310,13 +388,14 @@ out:
 	free(text);
 	json_decref(rec);
 	json_decref(selj);
+	json_decref(cj);
 	cnt_buf_release(&line);
 	return rc;
 }
 
 int cnt_retract_record_line(const cnt_retract_req *req, const char *retraction_id,
-	const cnt_retract_sel *sel, const char *const *ids, size_t n, cnt_fp prev, char **line,
-	cnt_err *err)
+	const cnt_retract_sel *sel, const char *const *ids, size_t n, const cnt_retract_ctrs *ctrs,
+	cnt_fp prev, char **line, cnt_err *err)
 {
 	json_t *arr = json_array();
 	int rc;
@@ -328,7 +407,7 @@ int cnt_retract_record_line(const cnt_retract_req *req, const char *retraction_i
 			json_decref(arr);
 			return cnt_err_nomem(err);
 		}
-	rc = ledger_line(req, retraction_id, sel, arr, prev, line, err);
+	rc = ledger_line(req, retraction_id, sel, arr, ctrs, prev, line, err);
 	json_decref(arr);
 	return rc;
 }
@@ -382,6 +461,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	size_t ncands = 0, ccands = 0;
 	unsigned char *found = NULL;
 	json_t *ids = NULL;
+	cnt_retract_ctrs ctrs = {0};
 	cnt_attrs_buf ab = {0};
 	cnt_limits lim = cnt_limits_default();
 	XXH3_state_t *hs = NULL;
@@ -564,7 +644,8 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			}
 			if (cnt_writer_commit(out, err) != 0)
 				goto out;
-			if (json_array_append_new(ids, json_stringn(e.event_id.p, e.event_id.n)) != 0) {
+			if (json_array_append_new(ids, json_stringn(e.event_id.p, e.event_id.n)) != 0 ||
+			    cnt_retract_ctrs_add(&ctrs, e.tenant_id, e.counter_id) != 0) {
 				cnt_err_nomem(err);
 				goto out;
 			}
@@ -575,7 +656,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	if (cnt_writer_finish(out, err) != 0)
 		goto out;
 	if (res->retracted > 0) {
-		if (ledger_line(req, res->retraction_id, sel, ids, last, &res->ledger_line, err) != 0)
+		if (ledger_line(req, res->retraction_id, sel, ids, &ctrs, last, &res->ledger_line, err) != 0)
 			goto out;
 		res->ledger_records = 1;
 	}
@@ -583,6 +664,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 out:
 	XXH3_freeState(hs);
 	json_decref(ids);
+	cnt_retract_ctrs_release(&ctrs);
 	free(found);
 	free(cands);
 	cnt_buf_release(&cbuf);

@@ -35,10 +35,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "avro/container.h"
 #include "base/buf.h"
 #include "base/err.h"
 #include "base/fpset.h"
+#include "base/slice.h"
 #include "model/defs.h"
 
 typedef enum { CNT_SCOPE_EVENT = 0, CNT_SCOPE_MEMBER, CNT_SCOPE_CAMPAIGN } cnt_retract_scope;
@@ -121,15 +124,33 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
  * 0, or -1 with err set (CNT_ERR_IO). */
 int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_err *err);
 
+/* The counters a retraction's events belong to: the distinct (tenant,
+ * counter) pairs, which its record lists as "counters" (cnt-retraction(5))
+ * so that cnt-seal correct cites it only on those counters' boards, even
+ * when its selector names no tenant or counter.  Few: a linear set. */
+typedef struct cnt_retract_ctrs {
+	char **tenant, **counter;
+	size_t n;
+	size_t last;                   /* the pair found last: events come in runs */
+} cnt_retract_ctrs;
+
+/* Adds the pair (t, c) when it is new.  0, or -1 (out of memory). */
+int cnt_retract_ctrs_add(cnt_retract_ctrs *s, cnt_slice t, cnt_slice c);
+void cnt_retract_ctrs_release(cnt_retract_ctrs *s);
+/* The pairs as a record's "counters": an array of objects {"tenant_id",
+ * "counter_id"} in byte order of (tenant, counter), so that the same
+ * events give the same line.  NULL: out of memory. */
+json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s);
+
 /* The record line (NUL-terminated, ending in a newline) of a retraction
- * of the events ids[0..n) (n >= 1) for req, with the selector of sel,
- * chained to prev (the fingerprint of the ledger's last line, from
- * cnt_retract_ledger_load), into *line (malloc'd: the caller frees it).
- * For records made outside cnt_retract_run (cnt-hold reject).  0, or -1
- * with err set (out of memory). */
+ * of the events ids[0..n) (n >= 1) of the counters ctrs for req, with the
+ * selector of sel, chained to prev (the fingerprint of the ledger's last
+ * line, from cnt_retract_ledger_load), into *line (malloc'd: the caller
+ * frees it).  For records made outside cnt_retract_run (cnt-hold
+ * reject).  0, or -1 with err set (out of memory). */
 int cnt_retract_record_line(const cnt_retract_req *req, const char *retraction_id,
-	const cnt_retract_sel *sel, const char *const *ids, size_t n, cnt_fp prev, char **line,
-	cnt_err *err);
+	const cnt_retract_sel *sel, const char *const *ids, size_t n, const cnt_retract_ctrs *ctrs,
+	cnt_fp prev, char **line, cnt_err *err);
 /* The retraction id cnt_retract_run derives for req and the retracted
  * event ids ids[0..n), in that order, into out.  0, or -1 (out of memory). */
 int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, size_t n, char out[40]);

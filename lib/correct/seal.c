@@ -817,10 +817,42 @@ typedef struct rled {
 	cnt_fpset seen;            /* the ids kept: each is named once */
 } rled;
 
+/* Whether the record rec of the ledger counts for board b: with the
+ * "counters" its writer lists (the counters of its events), when b's is
+ * among them; without (a record written before they were listed), unless
+ * its selector names another tenant or counter.  1, 0, or -1: "counters"
+ * is not a list of {tenant_id, counter_id}. */
+static int counts_for(json_t *rec, const cnt_leaderboard *b)
+{
+	json_t *ctrs = json_object_get(rec, "counters"), *sel = json_object_get(rec, "selector"), *o;
+	const char *t, *c;
+	size_t i;
+	int hit = 0;
+
+	if (ctrs == NULL) {
+		t = json_is_object(sel) ? str_field(sel, "tenant_id") : NULL;
+		c = json_is_object(sel) ? str_field(sel, "counter_id") : NULL;
+		return !((t && strcmp(t, b->tenant_id) != 0) || (c && strcmp(c, b->counter_id) != 0));
+	}
+	if (!json_is_array(ctrs))
+		return -1;
+	json_array_foreach(ctrs, i, o) {
+		json_t *tj = json_object_get(o, "tenant_id"), *cjs = json_object_get(o, "counter_id");
+
+		if (!json_is_string(tj) || !json_is_string(cjs))
+			return -1;
+		/* by length too: a name with a NUL (\u0000) is no board's */
+		hit |= json_string_length(tj) == strlen(b->tenant_id) && strcmp(json_string_value(tj), b->tenant_id) == 0 &&
+			json_string_length(cjs) == strlen(b->counter_id) &&
+			strcmp(json_string_value(cjs), b->counter_id) == 0;
+	}
+	return hit;
+}
+
 /* One line of the retraction ledger.  A "kind" other than "erasure" is
  * refused, as cnt_retract_ledger_load refuses it (a retraction has none);
  * the line's id is its retraction_id, else its erasure_id.  The id is kept
- * unless the selector names another tenant or counter, or an earlier line
+ * when the record counts for the board (counts_for) and no earlier line
  * gave it. */
 static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, size_t len, cnt_err *err)
 {
@@ -828,10 +860,8 @@ static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, si
 	json_t *kind = json_object_get(rec, "kind");
 	/* a retraction's id, or an erasure's (the deletion path) */
 	const char *id = str_field(rec, "retraction_id") ? str_field(rec, "retraction_id") : str_field(rec, "erasure_id");
-	const char *t, *c;
-	json_t *sel = json_object_get(rec, "selector");
 	char **v;
-	int added;
+	int added, counts;
 
 	(void)line;
 	(void)len;
@@ -840,9 +870,10 @@ static int rled_line(void *ctx, json_t *rec, size_t lineno, const char *line, si
 	if (id == NULL)
 		return cnt_err_set(err, "retraction ledger '%s' line %zu: neither a retraction_id nor an erasure_id",
 			r->name, lineno);
-	t = json_is_object(sel) ? str_field(sel, "tenant_id") : NULL;
-	c = json_is_object(sel) ? str_field(sel, "counter_id") : NULL;
-	if ((t && strcmp(t, r->board->tenant_id) != 0) || (c && strcmp(c, r->board->counter_id) != 0))
+	if ((counts = counts_for(rec, r->board)) < 0)
+		return cnt_err_set(err, "retraction ledger '%s' line %zu: \"counters\" is not a list of objects "
+			"with a tenant_id and a counter_id", r->name, lineno);
+	if (counts == 0)
 		return 0;   /* another counter's */
 	if ((added = cnt_fpset_add(&r->seen, id_fp(id), 1, NULL)) < 0)
 		return cnt_err_nomem(err);

@@ -18,7 +18,9 @@
  * the directory stays as made.  Whatever the bytes: an error with a
  * message, refused when the ledger is broken or names no retraction of
  * acme/distance_m (a line with a retraction_id or erasure_id, of no kind
- * but "erasure", whose selector names no other tenant or counter),
+ * but "erasure", whose "counters" list acme/distance_m or, without
+ * "counters", whose selector names no other tenant or counter; a
+ * "counters" that is not a list of two-string objects is refused),
  * prepared when it names one (each id once);
  * then exactly one corrections file, number 2, of the two records that
  * differ with their prior and revised value and rank, every record and
@@ -32,7 +34,9 @@
  * retraction ledger with an erasure by cnt-retract and cnt-erase,
  * retraction ledgers by cnt-retract that make the sealed season's
  * correction (two members, another counter's retraction first, an event
- * retraction with an empty selector), seal ledgers (standings, then
+ * retraction with an empty selector, written before records listed their
+ * counters; event retractions without a selector that list their
+ * counters, one of them acme/distance_m's or none), seal ledgers (standings, then
  * corrections) by cnt-seal close and correct, and truncated or corrupted
  * copies of them.  Whatever the bytes: an error with a message, or a
  * ledger that agrees with the plain walk
@@ -519,8 +523,32 @@ static int collect_rid(void *ctx, json_t *rec, size_t lineno, const char *line, 
 		m->bad = 1;
 		return 0;
 	}
-	if ((t && strcmp(t, "acme") != 0) || (c && strcmp(c, "distance_m") != 0))
+	if (json_object_get(rec, "counters") != NULL) {
+		/* the counters its events belong to: acme/distance_m among
+		 * them, each an object of two strings, else a refusal */
+		json_t *a = json_object_get(rec, "counters"), *o;
+		size_t k;
+		int hit = 0;
+
+		if (!json_is_array(a)) {
+			m->bad = 1;
+			return 0;
+		}
+		json_array_foreach(a, k, o) {
+			json_t *tj = json_object_get(o, "tenant_id"), *cj = json_object_get(o, "counter_id");
+
+			if (!json_is_string(tj) || !json_is_string(cj)) {
+				m->bad = 1;
+				return 0;
+			}
+			hit |= json_string_length(tj) == 4 && memcmp(json_string_value(tj), "acme", 4) == 0 &&
+				json_string_length(cj) == 10 && memcmp(json_string_value(cj), "distance_m", 10) == 0;
+		}
+		if (!hit)
+			return 0;
+	} else if ((t && strcmp(t, "acme") != 0) || (c && strcmp(c, "distance_m") != 0)) {
 		return 0;
+	}
 	for (size_t i = 0; i < m->n; i++)
 		if (strcmp(m->ids[i], json_string_value(id)) == 0)
 			return 0;

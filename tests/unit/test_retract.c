@@ -201,6 +201,45 @@ static void test_by_key_and_ledger(void)
 	close(o2);
 }
 
+/* The record lists the counters of the events it retracts, each once, in
+ * byte order of (tenant, counter), whatever the selector names. */
+static void test_counters_listed(void)
+{
+	cnt_event v[4] = {mk("00000000000000000000000000000001", "k1", "m1", 1, T0),
+		mk("00000000000000000000000000000002", "k2", "m1", 2, T0 + 1),
+		mk("00000000000000000000000000000003", "k3", "m2", 3, T0 + 2),
+		mk("00000000000000000000000000000004", "k4", "m2", 4, T0 + 3)};
+	int log, ledger = tmp_fd(), o1 = tmp_fd();
+	const char *keys[] = {"00000000000000000000000000000001", "00000000000000000000000000000002",
+		"00000000000000000000000000000003", "00000000000000000000000000000004"};
+	cnt_retract_sel sel = {0};
+	cnt_retract_result r;
+	char line[2048];
+	ssize_t n;
+
+	v[1].tenant_id = S("alpha");
+	v[1].counter_id = S("zz");
+	v[3].tenant_id = S("alpha");
+	v[3].counter_id = S("a");
+	log = events_file(v, 4);
+	sel.keys = keys;
+	sel.nkeys = 4;
+	nnoted = 0;
+	CHECK_EQ_INT(run(log, &sel, ledger, o1, &r), 0);
+	CHECK_EQ_INT(r.retracted, 4);
+	lseek(ledger, 0, SEEK_SET);
+	n = read(ledger, line, sizeof(line) - 1);
+	CHECK(n > 0);
+	line[n > 0 ? n : 0] = 0;
+	CHECK(strstr(line, "\"selector\":{},") != NULL);
+	CHECK(strstr(line, "\"00000000000000000000000000000004\"],\"counters\":[{\"tenant_id\":\"alpha\","
+		"\"counter_id\":\"a\"},{\"tenant_id\":\"alpha\",\"counter_id\":\"zz\"},"
+		"{\"tenant_id\":\"utc\",\"counter_id\":\"dist\"}],\"created_at\":") != NULL);
+	close(log);
+	close(ledger);
+	close(o1);
+}
+
 static void test_filters_and_refusal(void)
 {
 	static const cnt_slice ak[1] = {{"source", 6}}, avb[1] = {{"bot", 3}}, ava[1] = {{"app", 3}};
@@ -410,6 +449,7 @@ int main(void)
 {
 	RUN(test_causes);
 	RUN(test_by_key_and_ledger);
+	RUN(test_counters_listed);
 	RUN(test_filters_and_refusal);
 	RUN(test_ledger_refusals);
 	RUN(test_accum_compensation);

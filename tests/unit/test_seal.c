@@ -208,6 +208,25 @@ static int build(cnt_board_build *bb, const cnt_defs *d, int64_t now, int check,
 	return 0;
 }
 
+/* A retraction ledger of the records lines[0..n) in dir/name, each the
+ * text up to its "prev", chained as cnt-retract chains them. */
+static void chain(const char *dir, const char *name, const char *const *lines, size_t n)
+{
+	cnt_buf b = CNT_BUF_INIT;
+	char hx[33] = "00000000000000000000000000000000";
+
+	for (size_t i = 0; i < n; i++) {
+		size_t at = b.len;
+
+		CHECK(cnt_buf_printf(&b, "%s\"prev\":\"%s\"}", lines[i], hx) == 0);
+		cnt_ledger_hex(cnt_ledger_hash(b.p + at, b.len - at), hx);
+		CHECK(cnt_buf_putc(&b, '\n') == 0);
+	}
+	CHECK(cnt_buf_putc(&b, 0) == 0);
+	put(dir, name, (const char *)b.p);
+	cnt_buf_release(&b);
+}
+
 static void test_close_and_correct(void)
 {
 	cnt_err err;
@@ -250,25 +269,47 @@ static void test_close_and_correct(void)
 	cnt_board_end(&bb);
 
 	/* a retraction removes m-b: m-a moves up.  The ledger names it twice
-	 * (a hand-made ledger may): the correction names it once. */
+	 * (a hand-made ledger may): the correction names it once.  Records
+	 * that list their counters count where those say, whatever their
+	 * selector: r-8 is acme/steps's, r-6 acme/distance's although its
+	 * selector says acme/dist. */
 	snprintf(path, sizeof(path), "%s/r.jsonl", dir);
 	{
-		static const char l1[] = "{\"retraction_id\":\"r-9\",\"selector\":{\"tenant_id\":\"acme\","
-			"\"counter_id\":\"dist\"},\"prev\":\"00000000000000000000000000000000\"}";
-		char hx[33], led[400];
+		static const char *const lines[] = {
+			"{\"retraction_id\":\"r-9\",\"selector\":{\"tenant_id\":\"acme\",\"counter_id\":\"dist\"},",
+			"{\"retraction_id\":\"r-8\",\"selector\":{},"
+			"\"counters\":[{\"tenant_id\":\"acme\",\"counter_id\":\"steps\"}],",
+			"{\"retraction_id\":\"r-7\",\"selector\":{},\"counters\":[{\"tenant_id\":\"acme\","
+			"\"counter_id\":\"dist\"},{\"tenant_id\":\"zeta\",\"counter_id\":\"x\"}],",
+			"{\"retraction_id\":\"r-6\",\"selector\":{\"tenant_id\":\"acme\",\"counter_id\":\"dist\"},"
+			"\"counters\":[{\"tenant_id\":\"acme\",\"counter_id\":\"distance\"}],",
+			"{\"retraction_id\":\"r-9\",",
+		};
 
-		cnt_ledger_hex(cnt_ledger_hash(l1, strlen(l1)), hx);
-		snprintf(led, sizeof(led), "%s\n{\"retraction_id\":\"r-9\",\"prev\":\"%s\"}\n", l1, hx);
-		put(dir, "r.jsonl", led);
+		chain(dir, "r.jsonl", lines, 5);
+		/* a "counters" that is not a list of two strings: refused */
+		chain(dir, "bad.jsonl", (const char *const[]){lines[0],
+			"{\"retraction_id\":\"r-5\",\"counters\":[{\"tenant_id\":\"acme\"}],"}, 2);
 	}
 	CHECK_EQ_INT(build(&bb, d, CLOSE_MS + 5 * HOUR, 0, 1, v, &err), 0);
 	CHECK_EQ_INT(cnt_seal_dir_open(&s, sdir, 1, &err), 0);
+	{
+		char bad[256];
+
+		snprintf(bad, sizeof(bad), "%s/bad.jsonl", dir);
+		rfd = open(bad, O_RDONLY);
+		CHECK_EQ_INT(cnt_seal_correct(&s, &bb, NULL, rfd, bad, CLOSE_MS + 5 * HOUR, &err), -1);
+		close(rfd);
+		CHECK(strstr(err.msg, "bad.jsonl' line 2: \"counters\" is not a list of objects with a tenant_id "
+			"and a counter_id") != NULL);
+		CHECK_EQ_INT(s.nouts, 0);
+	}
 	rfd = open(path, O_RDONLY);
 	CHECK_EQ_INT(cnt_seal_correct(&s, &bb, NULL, rfd, path, CLOSE_MS + 5 * HOUR, &err), 0);
 	close(rfd);
 	CHECK_EQ_INT(s.nouts, 1);
 	CHECK_EQ_INT(s.changed, 2);
-	CHECK(strstr((const char *)s.append.p, "\"retraction_ids\":[\"r-9\"],") != NULL);  /* NUL-ended */
+	CHECK(strstr((const char *)s.append.p, "\"retraction_ids\":[\"r-9\",\"r-7\"],") != NULL);  /* NUL-ended */
 	CHECK_EQ_INT(cnt_seal_commit(&s, NULL, NULL, &err), 0);
 	cnt_seal_dir_close(&s);
 	/* the same again: nothing */
