@@ -1933,7 +1933,7 @@ int cnt_accum_finish_halves(cnt_accum *a, cnt_accum *b, cnt_writer *w, cnt_err *
 		size_t failed;
 
 		/* 1: a half failed, and its own error is reported below */
-		rc = cnt_bucket_merge(src, 2, w, &failed, err) < 0 ? -1 : 0;
+		rc = cnt_bucket_merge_members(src, 2, w, &failed, err) < 0 ? -1 : 0;
 	}
 	/* a writer that failed, or a thread that never started: the others
 	 * stop at their next hand-over */

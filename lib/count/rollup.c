@@ -406,7 +406,7 @@ int cnt_rollup_write_merged(cnt_rollup *const *rs, size_t n, cnt_writer *hours, 
 	if ((w = cnt_rollup_day_writer(hours, err)) == NULL)
 		return -1;
 	/* (in-memory sources never fail) */
-	if (cnt_bucket_merge(src, n, w, &failed, err) != 0 || cnt_writer_finish(w, err) != 0) {
+	if (cnt_bucket_merge_members(src, n, w, &failed, err) != 0 || cnt_writer_finish(w, err) != 0) {
 		cnt_writer_free(w);
 		return -1;
 	}

@@ -77,8 +77,9 @@ cnt_writer *cnt_rollup_day_writer(cnt_writer *hours, cnt_err *err);
  * the hourly container written with hours (cnt_rollup_day_writer).  0,
  * or -1 with err set. */
 int cnt_rollup_write(cnt_rollup *r, cnt_writer *hours, cnt_err *err);
-/* The same for n builders fed disjoint keys (each in canonical order):
- * their day records are merged into the one day container (n <= 8). */
+/* The same for n builders fed records of disjoint members (each in
+ * canonical order; cnt-count's halves): their day records are merged into
+ * the one day container (n <= 8, cnt_bucket_merge_members). */
 int cnt_rollup_write_merged(cnt_rollup *const *rs, size_t n, cnt_writer *hours, cnt_err *err);
 
 /* Day records made so far (all of them after cnt_rollup_write). */

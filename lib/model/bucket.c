@@ -180,7 +180,7 @@ static void merge_next(const cnt_bucket_src *src, size_t i, const uint8_t **r, s
 		memset(&k[i], 0, sizeof(k[i]));
 }
 
-int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err)
+static int merge(const cnt_bucket_src *src, size_t n, int runs, cnt_writer *w, size_t *failed, cnt_err *err)
 {
 	const uint8_t *r[8];
 	size_t len[8];
@@ -192,7 +192,8 @@ int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t 
 	for (size_t i = 0; i < n; i++)
 		merge_next(src, i, r, len, k, got);
 	for (;;) {
-		size_t at = n;
+		size_t at = n, pl;
+		uint8_t pfx[256];
 
 		/* the smallest head; keys are disjoint, never equal */
 		for (size_t i = 0; i < n; i++) {
@@ -205,12 +206,43 @@ int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t 
 		}
 		if (at == n)
 			return 0;
-		if (cnt_buf_append(cnt_writer_buf(w), r[at], len[at]) != 0)
-			return cnt_err_nomem(err);
-		if (cnt_writer_commit(w, err) != 0)
-			return -1;
-		merge_next(src, at, r, len, k, got);
+		/* runs: the bytes of its tenant, counter, version and member
+		 * (whose encoding is canonical), which no other source has */
+		pl = runs && k[at].member_ref.p ? (size_t)((const uint8_t *)k[at].member_ref.p + k[at].member_ref.n - r[at]) : 0;
+		if (pl > sizeof(pfx) || pl > len[at])
+			pl = 0;
+		memcpy(pfx, r[at], pl);
+		for (;;) {
+			if (cnt_buf_append(cnt_writer_buf(w), r[at], len[at]) != 0)
+				return cnt_err_nomem(err);
+			if (cnt_writer_commit(w, err) != 0)
+				return -1;
+			/* the source's next record of the same member comes next
+			 * too: its key is greater than this one's, and every other
+			 * source's head is of another member, hence greater still */
+			if (pl == 0) {
+				merge_next(src, at, r, len, k, got);
+				break;
+			}
+			if ((got[at] = src[at].next(src[at].ctx, &r[at], &len[at])) <= 0)
+				break;
+			if (len[at] <= pl || memcmp(r[at], pfx, pl) != 0) {
+				if (cnt_bucket_rec_key(r[at], len[at], &k[at]) != 0)
+					memset(&k[at], 0, sizeof(k[at]));
+				break;
+			}
+		}
 	}
+}
+
+int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err)
+{
+	return merge(src, n, 0, w, failed, err);
+}
+
+int cnt_bucket_merge_members(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err)
+{
+	return merge(src, n, 1, w, failed, err);
 }
 
 static int get_sum(cnt_cur *c, cnt_i128 *v)

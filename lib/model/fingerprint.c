@@ -756,6 +756,11 @@ struct cnt_fp_set {
 	unsigned next;
 	cnt_buf lab;
 	cnt_fp_records kind;
+	/* track_record: the encoded tenant, counter and version of the last
+	 * record tracked (lastn 0: none).  Records come in runs of one
+	 * counter, and bytes equal to these are a version added already. */
+	uint8_t last[128];
+	size_t lastn;
 };
 
 cnt_fp_set *cnt_fp_set_new(cnt_err *err)
@@ -1027,6 +1032,7 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 {
 	cnt_fp_set *s = ctx;
 	cnt_cur c = {rec, rec + n};
+	const uint8_t *at;
 	const char *t, *ct, *skip;
 	size_t tn, cn, sn;
 	int64_t l;
@@ -1049,9 +1055,21 @@ static int track_record(void *ctx, const uint8_t *rec, size_t n, cnt_err *err)
 	}
 	if (s->kind != CNT_FP_BUCKETS && (rd_str(&c, &skip, &sn) || rd_str(&c, &skip, &sn)))
 		goto bad; /* event_id, idempotency_key */
+	/* The same bytes as the last record's: the same version (the
+	 * encoding of strings and ints is canonical), added already. */
+	if (s->lastn && (size_t)(c.end - c.p) >= s->lastn && memcmp(c.p, s->last, s->lastn) == 0)
+		return 0;
+	at = c.p;
 	if (rd_str(&c, &t, &tn) || rd_str(&c, &ct, &cn) || cnt_bin_read_int(&c, &v))
 		goto bad;
-	return cnt_fp_set_add(s, t, tn, ct, cn, v, err);
+	if (cnt_fp_set_add(s, t, tn, ct, cn, v, err) != 0)
+		return -1;
+	s->lastn = 0;
+	if ((size_t)(c.p - at) <= sizeof(s->last)) {
+		memcpy(s->last, at, (size_t)(c.p - at));
+		s->lastn = (size_t)(c.p - at);
+	}
+	return 0;
 bad:
 	return cnt_err_set(err, "internal: a record that is not of its file's schema");
 }

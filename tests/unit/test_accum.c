@@ -7,8 +7,9 @@
  * - the canonical key order: each key field in turn, strings by unsigned
  *   bytes with the shorter first on a tie, numbers signed; the same order
  *   the key read back from an encoded record (cnt_bucket_rec_key), and
- *   the merge of sorted encoded records in that order (cnt_bucket_merge,
- *   cnt-count's halves and day roll-ups);
+ *   the merge of sorted encoded records in that order (cnt_bucket_merge;
+ *   cnt_bucket_merge_members, cnt-count's halves and day roll-ups, the
+ *   same bytes);
  * - cnt_bucket_to_json prints 128-bit sums as exact decimals;
  * - merging is commutative, associative, equal with and without spills,
  *   and idempotent for sketches (the bytes of A+B, B+A, (A+B)+C, A+(B+C),
@@ -341,72 +342,112 @@ static int arr_next(void *ctx, const uint8_t **rec, size_t *n)
 	return 1;
 }
 
-/* cnt_bucket_merge: three sorted sources with disjoint keys (members
- * dealt round-robin, several buckets each) come out in key order, every
- * record once; a source that fails stops the merge and is named. */
-static void test_merge(void)
+typedef int (*merge_fn)(const cnt_bucket_src *, size_t, cnt_writer *, size_t *, cnt_err *);
+
+/* The bytes merge writes of the three sources recs[s][0..40), source 1
+ * failing before its record fail1 (41: never), into out; its status. */
+static int merged(merge_fn merge, cnt_buf recs[3][40], size_t fail1, size_t *failed, cnt_buf *out)
 {
-	cnt_buf recs[3][40];
 	arr srcs[3];
 	cnt_bucket_src src[3];
-	size_t failed = 99, total = 0;
 	cnt_err err;
 	FILE *f = tmpfile();
 	cnt_writer *w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	int rc;
+	char buf[4096];
+	size_t n;
+
+	for (int s = 0; s < 3; s++) {
+		srcs[s] = (arr){recs[s], 40, 0, s == 1 ? fail1 : 41};
+		src[s] = (cnt_bucket_src){arr_next, &srcs[s]};
+	}
+	CHECK(w != NULL);
+	rc = merge(src, 3, w, failed, &err);
+	if (rc == 0)
+		CHECK(cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	rewind(f);
+	out->len = 0;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		CHECK(cnt_buf_append(out, buf, n) == 0);
+	fclose(f);
+	return rc;
+}
+
+/* cnt_bucket_merge and cnt_bucket_merge_members: three sorted sources
+ * split by member (members dealt round-robin, four buckets each; one
+ * member's name too long for the run's saved prefix) come out in key
+ * order, every record once, the same bytes from both; a source that
+ * fails, in the middle of a member's records too, stops the merge and is
+ * named. */
+static void test_merge(void)
+{
+	cnt_buf recs[3][40], out[2] = {CNT_BUF_INIT, CNT_BUF_INIT};
+	merge_fn fn[2] = {cnt_bucket_merge, cnt_bucket_merge_members};
+	size_t failed = 99, total = 0;
+	cnt_err err;
 	cnt_bucket_in in;
 	cnt_bucket x, prev;
 	cnt_buf prevkey = CNT_BUF_INIT;
+	char longm[400];
 	int got, first = 1;
 
+	memset(longm, 'z', sizeof(longm) - 1);
+	longm[sizeof(longm) - 1] = 0;
 	for (int s = 0; s < 3; s++) {
 		for (int i = 0; i < 40; i++) {
 			cnt_bucket b = base();
 			char m[16];
 
-			/* source s holds members m{s}, m{s+3}, ...: sorted as strings */
+			/* source s holds members m{s}, m{s+3}, ...: sorted as
+			 * strings; source 2's last member a long name, last too */
 			snprintf(m, sizeof(m), "m%02d", (i / 4) * 3 + s);
-			b.member_ref = S(m);
+			b.member_ref = s == 2 && i >= 36 ? (cnt_slice){longm, strlen(longm)} : S(m);
 			b.bucket_start = (int64_t)(i % 4) * 3600000;
 			b.bucket_end = b.bucket_start + 3600000;
 			recs[s][i] = (cnt_buf)CNT_BUF_INIT;
 			CHECK(cnt_bucket_encode(&b, &recs[s][i]) == 0);
 		}
-		srcs[s] = (arr){recs[s], 40, 0, 41};
-		src[s] = (cnt_bucket_src){arr_next, &srcs[s]};
 	}
-	CHECK(w != NULL);
-	CHECK_EQ_INT(cnt_bucket_merge(src, 3, w, &failed, &err), 0);
-	CHECK(cnt_writer_finish(w, &err) == 0);
-	lseek(fileno(f), 0, SEEK_SET);
-	CHECK(cnt_bucket_in_open(&in, fileno(f), "merged", NULL, &err) == 0);
-	while ((got = cnt_bucket_in_next(&in, &x, &err)) == 1) {
-		if (!first) {
-			CHECK(cnt_bucket_rec_key(prevkey.p, prevkey.len, &prev) == 0);
-			CHECK(cnt_bucket_key_cmp(&prev, &x) < 0);
+	for (int k = 0; k < 2; k++) {
+		FILE *f = tmpfile();
+
+		CHECK_EQ_INT(merged(fn[k], recs, 41, &failed, &out[k]), 0);
+		CHECK(fwrite(out[k].p, 1, out[k].len, f) == out[k].len);
+		rewind(f);
+		CHECK(cnt_bucket_in_open(&in, fileno(f), "merged", NULL, &err) == 0);
+		first = 1;
+		total = 0;
+		while ((got = cnt_bucket_in_next(&in, &x, &err)) == 1) {
+			if (!first) {
+				CHECK(cnt_bucket_rec_key(prevkey.p, prevkey.len, &prev) == 0);
+				CHECK(cnt_bucket_key_cmp(&prev, &x) < 0);
+			}
+			prevkey.len = 0;
+			CHECK(cnt_bucket_encode(&x, &prevkey) == 0);
+			first = 0;
+			total++;
 		}
-		prevkey.len = 0;
-		CHECK(cnt_bucket_encode(&x, &prevkey) == 0);
-		first = 0;
-		total++;
+		CHECK_EQ_INT(got, 0);
+		CHECK_EQ_INT(total, 120);
+		cnt_bucket_in_release(&in);
+		fclose(f);
 	}
-	CHECK_EQ_INT(got, 0);
-	CHECK_EQ_INT(total, 120);
-	cnt_bucket_in_release(&in);
-	cnt_writer_free(w);
-	fclose(f);
-	/* source 1 fails after 5 records */
-	f = tmpfile();
-	w = cnt_bucket_writer_new(fileno(f), "merged", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
-	for (int s = 0; s < 3; s++)
-		srcs[s] = (arr){recs[s], 40, 0, s == 1 ? 5 : 41};
-	CHECK_EQ_INT(cnt_bucket_merge(src, 3, w, &failed, &err), 1);
-	CHECK_EQ_INT(failed, 1);
-	cnt_writer_free(w);
-	fclose(f);
+	CHECK(out[0].len == out[1].len && memcmp(out[0].p, out[1].p, out[0].len) == 0);
+	/* source 1 fails after 5 records (the second of its second member)
+	 * or after 4 (at a member's end) */
+	for (int k = 0; k < 2; k++)
+		for (size_t at = 4; at <= 5; at++) {
+			failed = 99;
+			CHECK_EQ_INT(merged(fn[k], recs, at, &failed, &out[k]), 1);
+			CHECK_EQ_INT(failed, 1);
+		}
 	for (int s = 0; s < 3; s++)
 		for (int i = 0; i < 40; i++)
 			cnt_buf_release(&recs[s][i]);
 	cnt_buf_release(&prevkey);
+	cnt_buf_release(&out[0]);
+	cnt_buf_release(&out[1]);
 }
 
 static void test_to_json(void)

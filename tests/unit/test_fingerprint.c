@@ -6,6 +6,7 @@
  */
 #include "model/fingerprint.h"
 #include "base/jsonload.h"
+#include "model/bucket.h"
 #include "unit.h"
 
 #include <stdlib.h>
@@ -241,6 +242,71 @@ static void test_recent(void)
 	cnt_fp_policy_end();
 	free(text);
 	free(alone);
+	cnt_defs_free(d);
+}
+
+/* A tracked bucket writer records every version its records name: runs
+ * of one version, a version after it whose bytes only extend it, a
+ * counter whose name extends another's, the first again. */
+static void test_track_runs(void)
+{
+	static const struct { const char *c; int32_t v; int times; } recs[] = {
+		{"distance_m", 1, 3}, {"distance_m", 300, 2}, {"distance_mx", 1, 1}, {"distance_m", 1, 1},
+		{"distance_m", 7, 1}};
+	static const char defs[] =
+		"{\"format\": \"cnt-definitions/1\", \"tenants\": [{\"tenant_id\": \"acme\", \"timezone\": \"UTC\"}],"
+		" \"counters\": [{\"tenant_id\": \"acme\", \"counter_id\": \"distance_m\", \"versions\": ["
+		"   {\"version\": 1, \"type\": \"exact\"}, {\"version\": 7, \"type\": \"max\","
+		"    \"effective_from\": \"2026-01-01T00:00:00Z\"},"
+		"   {\"version\": 300, \"type\": \"min\", \"effective_from\": \"2026-02-01T00:00:00Z\"}]},"
+		"  {\"tenant_id\": \"acme\", \"counter_id\": \"distance_mx\", \"versions\": ["
+		"   {\"version\": 1, \"type\": \"exact\"}]}]}";
+	cnt_err err = {"", CNT_ERR_DATA};
+	cnt_defs *d = load(defs);
+	FILE *f = tmpfile();
+	cnt_writer *w;
+	cnt_reader *r;
+	const cnt_meta_kv *kv;
+	size_t nkv;
+	json_t *t = NULL;
+
+	CHECK(d != NULL && f != NULL);
+	CHECK_EQ_INT(cnt_fp_policy(d, &err), 0);
+	w = cnt_bucket_writer_new(fileno(f), "t.avro", CNT_CODEC_NULL, CNT_LEVEL_DEFAULT, &err);
+	CHECK(w != NULL && cnt_fp_track(w, CNT_FP_BUCKETS, &err) == 0);
+	for (size_t i = 0; w && i < sizeof(recs) / sizeof(recs[0]); i++)
+		for (int k = 0; k < recs[i].times; k++) {
+			cnt_bucket b;
+			char m[32];
+
+			memset(&b, 0, sizeof(b));
+			snprintf(m, sizeof(m), "m%zu%d", i, k);
+			b.tenant_id = (cnt_slice){"acme", 4};
+			b.counter_id = (cnt_slice){recs[i].c, strlen(recs[i].c)};
+			b.counter_version = recs[i].v;
+			b.member_ref = (cnt_slice){m, strlen(m)};
+			b.bucket_end = 3600000;
+			b.count = 1;
+			b.last_count = b.ingest_count = 1;
+			CHECK(cnt_bucket_encode(&b, cnt_writer_buf(w)) == 0);
+			CHECK(cnt_writer_commit(w, &err) == 0);
+		}
+	CHECK(w && cnt_writer_finish(w, &err) == 0);
+	cnt_writer_free(w);
+	rewind(f);
+	r = cnt_reader_open(fileno(f), "t.avro", NULL, &err);
+	CHECK(r != NULL);
+	nkv = r ? cnt_reader_meta(r, &kv) : 0;
+	for (size_t i = 0; i < nkv; i++)
+		if (strcmp(kv[i].key, CNT_FP_META) == 0)
+			t = cnt_fp_table_parse((const char *)kv[i].val, kv[i].vlen, &err);
+	CHECK(t != NULL && json_object_size(t) == 4);
+	CHECK(json_object_get(t, "acme/distance_m v1") != NULL && json_object_get(t, "acme/distance_m v300") != NULL &&
+		json_object_get(t, "acme/distance_mx v1") != NULL && json_object_get(t, "acme/distance_m v7") != NULL);
+	json_decref(t);
+	cnt_reader_free(r);
+	fclose(f);
+	cnt_fp_policy_end();
 	cnt_defs_free(d);
 }
 
@@ -524,6 +590,7 @@ int main(void)
 	RUN(test_table);
 	RUN(test_input_out_of_memory);
 	RUN(test_recent);
+	RUN(test_track_runs);
 	RUN(test_seasons);
 	return unit_report("fingerprint");
 }
