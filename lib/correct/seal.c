@@ -841,7 +841,8 @@ static int counts_for(json_t *rec, const cnt_leaderboard *b)
 
 		if (!json_is_string(tj) || !json_is_string(cjs))
 			return -1;
-		/* by length too: a name with a NUL (\u0000) is no board's */
+		/* by length too, so that a name with a NUL could match no
+		 * board's (the ledger walk refuses \u0000 today) */
 		hit |= json_string_length(tj) == strlen(b->tenant_id) && strcmp(json_string_value(tj), b->tenant_id) == 0 &&
 			json_string_length(cjs) == strlen(b->counter_id) &&
 			strcmp(json_string_value(cjs), b->counter_id) == 0;

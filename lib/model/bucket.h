@@ -114,8 +114,9 @@ int cnt_bucket_merge(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t 
 /* cnt_bucket_merge of sources split by member: no (tenant, counter,
  * version, member) has records in two of them (cnt-count's halves).  A
  * source's records of the member just written are written after it
- * without reading their keys or comparing: in cnt-count about a tenth of
- * the CPU time of writing the buckets went to reading every key. */
+ * without reading their keys or comparing (a byte comparison of the
+ * prefix those fields encode to): on the 10 M benchmark, reading keys and
+ * tracking versions fell from 2.7 % of cnt-count's CPU samples to 1.2 %. */
 int cnt_bucket_merge_members(const cnt_bucket_src *src, size_t n, cnt_writer *w, size_t *failed, cnt_err *err);
 
 /* Whether an exact sum fits a signed 64-bit long. */
