@@ -220,6 +220,25 @@ value() {
 	unchanged
 }
 
+@test "a batched erasure: each record lists the counters of its own segments' events" {
+	# 16 segments of dist events and one of a hi event: the first record
+	# (16 segments, cnt-erase(1)) is dist's alone
+	for i in $(seq -w 1 16); do
+		ev "d$i" dist m9 1 v1 2026-03-01T10:00:00Z | ingest "$NOW" "s$i.avro"
+	done
+	ev h1 hi m9 1 v1 2026-03-01T10:00:00Z | ingest "$NOW" s17.avro
+	cnt-retract --member m9 --tenant utc --counter dist --cause deleted "${WHO[@]}" -o comp-d.avro s*.avro
+	cnt-retract --member m9 --tenant utc --counter hi --cause deleted "${WHO[@]}" -o comp-h.avro s*.avro
+	cnt-erase --member m9 --tenant utc --cause deleted "${WHO[@]}" s*.avro comp-d.avro comp-h.avro
+	[ "$(wc -l <ledger.jsonl)" -eq 4 ]
+	jq -e -s '.[0].counters == [{tenant_id: "utc", counter_id: "dist"}]
+		and .[1].counters == [{tenant_id: "utc", counter_id: "hi"}]
+		and .[2].kind == "erasure" and (.[2].segments | length) == 16
+		and .[2].counters == [{tenant_id: "utc", counter_id: "dist"}]
+		and ([.[3].segments[].segment] == ["s17.avro", "comp-d.avro", "comp-h.avro"])
+		and .[3].counters == [{tenant_id: "utc", counter_id: "dist"}, {tenant_id: "utc", counter_id: "hi"}]' ledger.jsonl
+}
+
 @test "an erasure record lists the originals: cnt-retract takes them as retracted" {
 	make_log
 	cp log1.avro backup.avro

@@ -175,7 +175,7 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		if (!matches(sel, &e))
 			continue;
 		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0) ||
-		    cnt_retract_ctrs_add(&plan->ctrs, e.tenant_id, e.counter_id) != 0) {
+		    cnt_retract_ctrs_add(&seg->ctrs, e.tenant_id, e.counter_id) != 0) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -245,15 +245,18 @@ int cnt_erase_scan(const int *fds, const char *const *names, size_t n,
 out:
 	cnt_buf_release(&orig);
 	cnt_fpset_release(&retracted);
+	if (rc != 0)
+		cnt_erase_plan_release(plan);
 	return rc;
 }
 
 void cnt_erase_plan_release(cnt_erase_plan *plan)
 {
-	for (size_t i = 0; i < plan->n && plan->segs; i++)
+	for (size_t i = 0; i < plan->n && plan->segs; i++) {
 		cnt_buf_release(&plan->segs[i].ids);
+		cnt_retract_ctrs_release(&plan->segs[i].ctrs);
+	}
 	free(plan->segs);
-	cnt_retract_ctrs_release(&plan->ctrs);
 	memset(plan, 0, sizeof(*plan));
 }
 
@@ -463,8 +466,8 @@ static json_t *seg_json(const cnt_erase_seg *s)
 int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	cnt_erase_plan *plan, char id[40], char **line, cnt_err *err)
 {
-	json_t *rec = json_object(), *selj = json_object(), *segs = json_array();
-	json_t *cj = cnt_retract_ctrs_json(&plan->ctrs);
+	json_t *rec = json_object(), *selj = json_object(), *segs = json_array(), *cj = NULL;
+	cnt_retract_ctrs ctrs = {0};
 	XXH3_state_t *hs = XXH3_createState();
 	char tbuf[32], ph[33], mh[33];
 	char *text = NULL;
@@ -473,7 +476,7 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 	int rc = -1;
 
 	*line = NULL;
-	if (rec == NULL || selj == NULL || segs == NULL || cj == NULL || hs == NULL)
+	if (rec == NULL || selj == NULL || segs == NULL || hs == NULL)
 		goto nomem;
 	XXH3_128bits_reset(hs);
 	XXH3_128bits_update(hs, req->cause, strlen(req->cause) + 1);
@@ -488,6 +491,11 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 			continue;
 		erased += s->originals + s->compensations;
 		XXH3_128bits_update(hs, s->ids.p, s->ids.len);
+		/* the counters of this record's segments (a batch: cnt-erase(1)) */
+		for (size_t k = 0; k < s->ctrs.n; k++)
+			if (cnt_retract_ctrs_add(&ctrs, (cnt_slice){s->ctrs.tenant[k], s->ctrs.tn[k]},
+				    (cnt_slice){s->ctrs.counter[k], s->ctrs.cn[k]}) != 0)
+				goto nomem;
 		if ((o = seg_json(s)) == NULL || json_array_append_new(segs, o) != 0)
 			goto nomem;
 	}
@@ -501,6 +509,8 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 		cnt_ledger_hex(fp, hx);
 		snprintf(id, 40, "e-%s", hx);
 	}
+	if ((cj = cnt_retract_ctrs_json(&ctrs)) == NULL)
+		goto nomem;
 	cnt_time_format_rfc3339(req->created_at, tbuf);
 	cnt_ledger_hex(plan->last, ph);
 	cnt_erase_member_hash(sel->member, mh);
@@ -538,6 +548,7 @@ done:
 	json_decref(selj);
 	json_decref(segs);
 	json_decref(cj);
+	cnt_retract_ctrs_release(&ctrs);
 	cnt_buf_release(&out);
 	return rc;
 }

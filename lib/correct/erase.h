@@ -59,6 +59,7 @@ typedef struct cnt_erase_seg {
 	uint64_t originals;          /* the member's events to erase */
 	uint64_t compensations;      /* compensations of the member to erase */
 	cnt_buf ids;                 /* their event ids, each NUL-terminated, in file order */
+	cnt_retract_ctrs ctrs;       /* the counters of those events */
 	cnt_fp before, after;        /* XXH3-128 of the file's bytes; after set by the rewrite */
 	cnt_codec_id codec;
 	int level;                   /* set by the rewrite: the level written at (found
@@ -74,7 +75,6 @@ typedef struct cnt_erase_plan {
 	uint64_t in;                 /* records read, every segment */
 	uint64_t originals, compensations;
 	size_t affected;             /* segments holding something to erase */
-	cnt_retract_ctrs ctrs;       /* the counters of the events to erase */
 	cnt_fp last;                 /* fingerprint of the ledger's last line */
 } cnt_erase_plan;
 

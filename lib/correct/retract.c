@@ -255,30 +255,44 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
 
 int cnt_retract_ctrs_add(cnt_retract_ctrs *s, cnt_slice t, cnt_slice c)
 {
-	char **tv, **cv;
+	size_t n = s->n;
+	void *v;
 
-	for (size_t k = 0; k < s->n; k++) {
-		size_t i = (s->last + k) % s->n;
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (s->last + k) % n;
 
-		if (strlen(s->tenant[i]) == t.n && memcmp(s->tenant[i], t.p, t.n) == 0 &&
-		    strlen(s->counter[i]) == c.n && memcmp(s->counter[i], c.p, c.n) == 0) {
+		if (s->tn[i] == t.n && memcmp(s->tenant[i], t.p, t.n) == 0 && s->cn[i] == c.n &&
+		    memcmp(s->counter[i], c.p, c.n) == 0) {
 			s->last = i;
 			return 0;
 		}
 	}
-	if ((tv = realloc(s->tenant, (s->n + 1) * sizeof(*tv))) == NULL)
+	if ((v = realloc(s->tenant, (n + 1) * sizeof(*s->tenant))) == NULL)
 		return -1;
-	s->tenant = tv;
-	if ((cv = realloc(s->counter, (s->n + 1) * sizeof(*cv))) == NULL)
+	s->tenant = v;
+	if ((v = realloc(s->counter, (n + 1) * sizeof(*s->counter))) == NULL)
 		return -1;
-	s->counter = cv;
-	if ((tv[s->n] = strndup(t.p, t.n)) == NULL)
+	s->counter = v;
+	if ((v = realloc(s->tn, (n + 1) * sizeof(*s->tn))) == NULL)
 		return -1;
-	if ((cv[s->n] = strndup(c.p, c.n)) == NULL) {
-		free(tv[s->n]);
+	s->tn = v;
+	if ((v = realloc(s->cn, (n + 1) * sizeof(*s->cn))) == NULL)
+		return -1;
+	s->cn = v;
+	if ((s->tenant[n] = malloc(t.n + 1)) == NULL)
+		return -1;
+	if ((s->counter[n] = malloc(c.n + 1)) == NULL) {
+		free(s->tenant[n]);
 		return -1;
 	}
-	s->last = s->n++;
+	memcpy(s->tenant[n], t.p, t.n);
+	s->tenant[n][t.n] = 0;
+	memcpy(s->counter[n], c.p, c.n);
+	s->counter[n][c.n] = 0;
+	s->tn[n] = t.n;
+	s->cn[n] = c.n;
+	s->last = n;
+	s->n = n + 1;
 	return 0;
 }
 
@@ -290,7 +304,17 @@ void cnt_retract_ctrs_release(cnt_retract_ctrs *s)
 	}
 	free(s->tenant);
 	free(s->counter);
+	free(s->tn);
+	free(s->cn);
 	*s = (cnt_retract_ctrs){0};
+}
+
+/* Byte order of two names of a and b bytes. */
+static int name_cmp(const char *a, size_t an, const char *b, size_t bn)
+{
+	int d = memcmp(a, b, an < bn ? an : bn);
+
+	return d ? d : (an > bn) - (an < bn);
 }
 
 json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s)
@@ -305,20 +329,22 @@ json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s)
 
 		/* insertion sort: a handful of pairs */
 		for (; j > 0; j--) {
-			int d = strcmp(s->tenant[ord[j - 1]], s->tenant[i]);
+			size_t p = ord[j - 1];
+			int d = name_cmp(s->tenant[p], s->tn[p], s->tenant[i], s->tn[i]);
 
-			if (d < 0 || (d == 0 && strcmp(s->counter[ord[j - 1]], s->counter[i]) < 0))
+			if (d < 0 || (d == 0 && name_cmp(s->counter[p], s->cn[p], s->counter[i], s->cn[i]) < 0))
 				break;
-			ord[j] = ord[j - 1];
+			ord[j] = p;
 		}
 		ord[j] = i;
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		json_t *o = json_object();
+		size_t k = ord[i];
 
 		if (o == NULL || json_array_append_new(a, o) != 0 ||
-		    json_object_set_new(o, "tenant_id", json_string(s->tenant[ord[i]])) != 0 ||
-		    json_object_set_new(o, "counter_id", json_string(s->counter[ord[i]])) != 0)
+		    json_object_set_new(o, "tenant_id", json_stringn(s->tenant[k], s->tn[k])) != 0 ||
+		    json_object_set_new(o, "counter_id", json_stringn(s->counter[k], s->cn[k])) != 0)
 			goto nomem;
 	}
 	free(ord);

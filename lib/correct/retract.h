@@ -129,7 +129,8 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
  * so that cnt-seal correct cites it only on those counters' boards, even
  * when its selector names no tenant or counter.  Few: a linear set. */
 typedef struct cnt_retract_ctrs {
-	char **tenant, **counter;
+	char **tenant, **counter;      /* tn[i] and cn[i] bytes each (and a NUL) */
+	size_t *tn, *cn;
 	size_t n;
 	size_t last;                   /* the pair found last: events come in runs */
 } cnt_retract_ctrs;
