@@ -356,11 +356,65 @@ static void test_order_edges(void)
 	fclose(f);
 }
 
+/* Member names of at most 8 bytes are compared in their slot (mslot.off
+ * holds their bytes), longer ones in mdata.  All given one hash, so that
+ * every lookup walks one chain past the others: names that differ only
+ * in trailing NUL bytes ("ab", "ab\0", "ab\0\0"), the empty name, names
+ * of 8 and 9 bytes with a common 8-byte prefix, and 700 more (the slots
+ * double on the way) are each their own member, found again under its
+ * id, with its own bytes and length in mdata. */
+static void test_member_inline(void)
+{
+	enum { N = 700 };
+	static const struct { const char *p; size_t n; } fixed[] = {
+		{"", 0}, {"ab", 2}, {"ab\0", 3}, {"ab\0\0", 4}, {"\0", 1}, {"\0\0\0\0\0\0\0\0", 8},
+		{"abcdefgh", 8}, {"abcdefghi", 9}, {"abcdefgh\0", 9}, {"abcdefg", 7},
+	};
+	enum { F = sizeof(fixed) / sizeof(fixed[0]) };
+	static char more[N][16];
+	cnt_slice names[F + N];
+	uint32_t ids[F + N];
+	const uint64_t h = UINT64_C(0x5bd1e9955bd1e995);
+	size_t bad = 0;
+	cnt_err err;
+	cnt_accum *a = cnt_accum_new(0, tmpdir, &err);
+
+	CHECK(a != NULL);
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < F; i++)
+		names[i] = (cnt_slice){fixed[i].p, fixed[i].n};
+	for (size_t i = 0; i < N; i++) {
+		/* 4 to 12 bytes: both sides of the inline bound */
+		int n = snprintf(more[i], sizeof(more[i]), "m%0*zu", (int)(3 + i % 9), i);
+
+		names[F + i] = (cnt_slice){more[i], (size_t)n};
+	}
+	for (size_t i = 0; i < F + N; i++)
+		if (member_of(a, names[i], h, &ids[i]) != 0 || ids[i] != i)
+			bad++;
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(a->nmembers, F + N);
+	CHECK(a->mmask + 1 > 1024);   /* it doubled on the way */
+	for (size_t r = 0; r < F + N; r++) {
+		size_t i = F + N - 1 - r;   /* found again, in the other order */
+		uint32_t id = UINT32_MAX;
+
+		if (member_of(a, names[i], h, &id) != 0 || id != ids[i] || a->mlen[id] != names[i].n ||
+		    (names[i].n && memcmp(a->mdata.p + a->moff[id], names[i].p, names[i].n) != 0))
+			bad++;
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(a->nmembers, F + N);
+	cnt_accum_free(a);
+}
+
 int main(void)
 {
 	RUN(test_one_tag);
 	RUN(test_shared_tag);
 	RUN(test_order);
 	RUN(test_order_edges);
+	RUN(test_member_inline);
 	return unit_report("test_accum_index");
 }
