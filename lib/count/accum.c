@@ -938,7 +938,8 @@ static int sketches(const cnt_windowed *w)
 
 /* Events are added in batches, one phase at a time over the batch, each
  * phase prefetching what the next will touch: the member slot, the
- * member's bytes, the group slot, the group's two lines an event
+ * member's bytes (a name longer than 8 bytes: a shorter one is in its
+ * slot), the group slot, the group's two lines an event
  * touches, and for an item its sketch, then the place in the sketch
  * that the item changes.  At a few million groups every one of those is
  * a cache miss, and this way they overlap. */
