@@ -319,6 +319,10 @@ static int judge(const cnt_fused *fu, batch *b, int parts, cnt_err *err)
 	return 0;
 }
 
+/* How far ahead count() fetches a slot's lines (twice this) and then
+ * the member's bytes it points to. */
+#define COUNT_AHEAD 4
+
 /* Attributes the first occurrences of b that belong to accumulator k
  * with window win, counts them there and adds them to acc.  0 or -1 with
  * err set. */
@@ -332,6 +336,18 @@ static int count(cnt_accum *acc, cnt_window *win, const batch *b, int k, cnt_err
 	/* only this side's events: the other's slots are not touched */
 	for (size_t j = 0; j < b->nmine[k]; j++) {
 		const slot *s = &b->s[b->mine[k][j]];
+
+		/* The reader wrote the slots past the cache (put16): their
+		 * lines are fetched 2 * COUNT_AHEAD events ahead, and the
+		 * member's bytes, which the slot points to, COUNT_AHEAD ahead. */
+		if (j + 2 * COUNT_AHEAD < b->nmine[k]) {
+			const char *q = (const char *)&b->s[b->mine[k][j + 2 * COUNT_AHEAD]];
+
+			for (size_t o = 0; o < sizeof(slot); o += 64)
+				__builtin_prefetch(q + o);
+		}
+		if (j + COUNT_AHEAD < b->nmine[k])
+			__builtin_prefetch(b->s[b->mine[k][j + COUNT_AHEAD]].ev.member_ref.p);
 
 		if (cnt_window_attribute_as(win, &s->ev, &s->tg, &wv[np], err) != 0)
 			return -1;
