@@ -1555,14 +1555,25 @@ static int write_sorted(cnt_accum *a, const sink *w, cnt_err *err)
 	for (size_t i = 0, e; i < n; i = e) {
 		const agg *g0 = &a->groups[ord[i]];
 
-		/* Sorted order visits the groups at random: fetch ahead.  (The
-		 * member's bytes need no help: a run shares its member.) */
+		/* Sorted order visits the groups at random: fetch ahead, 24
+		 * groups' lines, then for the group 12 ahead (whose first line
+		 * has come) its member's offset and length, and for the one 6
+		 * ahead the member's bytes.  A run shares its member, so those
+		 * are mostly fetched once a run. */
 		for (e = i + 1; e < n; e++) {
 			const agg *g = &a->groups[ord[e]];
 
 			for (; ahead < e + 24 && ahead < n; ahead++) {
 				__builtin_prefetch(&a->groups[ord[ahead]]);
 				__builtin_prefetch((const char *)&a->groups[ord[ahead]] + 64);
+				if (ahead >= 12) {
+					uint32_t mm = a->groups[ord[ahead - 12]].member;
+
+					__builtin_prefetch(&a->moff[mm]);
+					__builtin_prefetch(&a->mlen[mm]);
+				}
+				if (ahead >= 18)
+					__builtin_prefetch(a->mdata.p + a->moff[a->groups[ord[ahead - 18]].member]);
 			}
 			if (g->member != g0->member || g->stream != g0->stream)
 				break;
