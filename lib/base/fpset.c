@@ -49,6 +49,18 @@ cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens)
 	return fp;
 }
 
+cnt_fp cnt_fp_of_joined(const void *p, size_t n)
+{
+	XXH128_hash_t h = XXH3_128bits(p, n);
+	cnt_fp fp;
+
+	fp.hi = h.high64;
+	fp.lo = h.low64;
+	if (fp.hi == 0 && fp.lo == 0)
+		fp.lo = 1;
+	return fp;
+}
+
 static cnt_fpset_slot *slots_new(size_t cap)
 {
 	return cnt_table_alloc(cap * sizeof(cnt_fpset_slot));

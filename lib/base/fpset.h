@@ -35,6 +35,9 @@ typedef struct cnt_fpset {
 /* Hashes the concatenation of n parts, each followed by a 0 byte so that
  * ("ab","c") and ("a","bc") differ. */
 cnt_fp cnt_fp_of(size_t n, const void *const *parts, const size_t *lens);
+/* The same of parts already joined so (each followed by its 0 byte):
+ * cnt_fp_of_joined(p, n) == cnt_fp_of(...) of the parts p holds. */
+cnt_fp cnt_fp_of_joined(const void *p, size_t n);
 
 /* Initialises an empty set.  Returns 0 or -1 (out of memory). */
 int cnt_fpset_init(cnt_fpset *s, size_t expected);

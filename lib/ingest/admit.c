@@ -189,6 +189,25 @@ cnt_fp cnt_admit_fp(const cnt_raw_event *raw)
 	return cnt_fp_of(3, parts, lens);
 }
 
+int cnt_admit_fp_key(const cnt_raw_event *raw, cnt_buf *b)
+{
+	const cnt_slice *part[3] = {&raw->tenant_id, &raw->counter_id, &raw->idempotency_key};
+	size_t n = part[0]->n + part[1]->n + part[2]->n + 3;
+	uint8_t *o;
+
+	if (cnt_buf_reserve(b, n) != 0)
+		return -1;
+	o = b->p + b->len;
+	for (int i = 0; i < 3; i++) {
+		if (part[i]->n)
+			memcpy(o, part[i]->p, part[i]->n);
+		o += part[i]->n;
+		*o++ = 0;
+	}
+	b->len += n;
+	return 0;
+}
+
 void cnt_admit_prefetch_fp(cnt_admit *a, cnt_fp fp)
 {
 	cnt_fpset_prefetch(&a->seen, fp);

@@ -141,6 +141,11 @@ cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw);
 /* cnt_admit_prefetch() in two: the fingerprint alone (it reads nothing
  * but raw: any thread may compute it), and the prefetch of its slot. */
 cnt_fp cnt_admit_fp(const cnt_raw_event *raw);
+/* What cnt_admit_fp() hashes, appended to b: cnt_fp_of_joined() of those
+ * bytes is cnt_admit_fp(raw).  A caller with many events joins them all
+ * first and hashes them after, so that the hash's loads do not wait on
+ * the stores that just wrote its input.  0, or -1 out of memory. */
+int cnt_admit_fp_key(const cnt_raw_event *raw, cnt_buf *b);
 void cnt_admit_prefetch_fp(cnt_admit *a, cnt_fp fp);
 
 /* cnt_admit_event() with the fingerprint from cnt_admit_prefetch(). */

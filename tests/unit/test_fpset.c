@@ -3,6 +3,7 @@
  * fill and at a higher one.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/fpset.h"
@@ -67,9 +68,49 @@ static void test_higher_fill(void)
 	CHECK_EQ_INT((int)fill(90, 1, 100000), 131072);
 }
 
+/* cnt_fp_of_joined() of the joined parts is cnt_fp_of() of the parts, on
+ * both sides of cnt_fp_of's 1,024-byte stack copy (one-shot, streaming). */
+static void test_joined(void)
+{
+	static const size_t sizes[][3] = {
+		{0, 0, 0}, {1, 0, 2}, {4, 8, 18}, {2, 0, 0}, {340, 340, 340}, {340, 340, 341}, {1021, 0, 0},
+		{1022, 0, 0}, {1023, 0, 0}, {1, 5000, 7}, {1, 1, 1},
+	};
+	unsigned char *src = malloc(6000), *joined = malloc(7000);
+
+	if (src == NULL || joined == NULL)
+		abort();
+	for (size_t i = 0; i < 6000; i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	for (size_t t = 0; t < sizeof(sizes) / sizeof(sizes[0]); t++) {
+		const void *parts[3] = {src, src + 100, src + 200};
+		size_t o = 0;
+		cnt_fp a, b;
+
+		for (int k = 0; k < 3; k++) {
+			memcpy(joined + o, parts[k], sizes[t][k]);
+			o += sizes[t][k];
+			joined[o++] = 0;
+		}
+		a = cnt_fp_of(3, parts, sizes[t]);
+		b = cnt_fp_of_joined(joined, o);
+		CHECK(a.hi == b.hi && a.lo == b.lo);
+		/* and another split of the same bytes is another key */
+		if (sizes[t][0] > 0) {
+			size_t other[3] = {sizes[t][0] - 1, sizes[t][1], sizes[t][2]};
+
+			b = cnt_fp_of(3, parts, other);
+			CHECK(a.hi != b.hi || a.lo != b.lo);
+		}
+	}
+	free(src);
+	free(joined);
+}
+
 int main(void)
 {
 	RUN(test_default_fill);
 	RUN(test_higher_fill);
+	RUN(test_joined);
 	return unit_report("fpset");
 }
