@@ -246,6 +246,103 @@ static void test_json_utf8(void)
 	}
 }
 
+/* Parses line[0..n) from a heap copy of exactly n bytes, so that a read
+ * past the line is an error under AddressSanitizer. */
+static cnt_raw_status Jn(const char *line, size_t n)
+{
+	char *copy = malloc(n ? n : 1);
+	cnt_raw_status st;
+
+	if (copy == NULL)
+		abort();
+	memcpy(copy, line, n);
+	st = cnt_jsonl_parse(jp, copy, n, &ev, &pb);
+	/* the slices point into the copy: kept for the checks by copying back */
+	if (st == CNT_RAW_OK && ev.item.p >= copy && ev.item.p < copy + n)
+		ev.item.p = line + (ev.item.p - copy);
+	free(copy);
+	return st;
+}
+
+/* The scan for a string's end finds the first byte that needs a look at
+ * every offset, in 16- and 8-byte steps and the tail, wherever the line
+ * ends: one special byte at each position of a 40-byte string. */
+static void test_json_string_positions(void)
+{
+	static const char *const tails[] = {"}", ",\"delta\":1,\"origin\":\"backend\"}"};
+
+	for (size_t t = 0; t < 2; t++)
+		for (size_t p = 0; p < 40; p++) {
+			char line[160], want[64];
+			size_t n, k;
+
+			memset(want, 'a', 41);
+			/* the closing quote at p: the string is p bytes */
+			n = (size_t)snprintf(line, sizeof(line), "{\"item\":\"%.*s\"%s", (int)p, want, tails[t]);
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_OK);
+			CHECK(ev.item.n == p && memcmp(ev.item.p, want, p) == 0);
+			/* an escape at p */
+			n = (size_t)snprintf(line, sizeof(line), "{\"item\":\"%.*s\\n%.*s\"%s", (int)p, want,
+				(int)(40 - p), want, tails[t]);
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_OK);
+			want[p] = '\n';
+			CHECK(ev.item.n == 41 && memcmp(ev.item.p, want, 41) == 0);
+			want[p] = 'a';
+			/* DEL is plain; é is UTF-8; a control byte, a lone
+			 * continuation byte and NUL are refused */
+			k = 9 + p;
+			n = (size_t)snprintf(line, sizeof(line), "{\"item\":\"%.*s\"%s", 40, want, tails[t]);
+			line[k] = 0x7f;
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_OK);
+			CHECK(ev.item.n == 40 && (unsigned char)ev.item.p[p] == 0x7f);
+			line[k] = (char)0x1f;
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+			CHECK(strstr(pb.msg, "control character") != NULL);
+			line[k] = 0;
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+			CHECK(strstr(pb.msg, "control character") != NULL);
+			line[k] = (char)0x80;
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+			CHECK(strstr(pb.msg, "UTF-8") != NULL);
+			line[k] = (char)0xc3;
+			line[k + 1] = (char)(p + 1 < 40 ? 0xa9 : '"');   /* the last: é closes it */
+			CHECK_EQ_INT(Jn(line, n), p + 1 < 40 ? CNT_RAW_OK : CNT_RAW_MALFORMED);
+			CHECK(p + 1 == 40 || (ev.item.n == 40 && memcmp(ev.item.p + p, "\xc3\xa9", 2) == 0));
+			/* unterminated: the line ends inside the string */
+			CHECK_EQ_INT(Jn(line, 9 + p), CNT_RAW_MALFORMED);
+			CHECK(strstr(pb.msg, "unterminated") != NULL);
+		}
+}
+
+/* Short strings, whose end the parser looks for in the next 32 bytes at
+ * once: a byte that needs a look before the closing quote is never
+ * skipped. */
+static void test_json_short_strings(void)
+{
+	static const char tail[] = ",\"delta\":1,\"origin\":\"backend\",\"attrs\":{}}";
+
+	for (size_t len = 1; len < 34; len++)
+		for (size_t p = 0; p < len; p++) {
+			char line[160], want[64];
+			size_t n;
+
+			memset(want, 'b', sizeof(want));
+			n = (size_t)snprintf(line, sizeof(line), "{\"item\":\"%.*s\\\"%.*s\"%s", (int)p, want,
+				(int)(len - p - 1), want, tail);
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_OK);
+			want[p] = '"';
+			CHECK(ev.item.n == len && memcmp(ev.item.p, want, len) == 0);
+			want[p] = 'b';
+			n = (size_t)snprintf(line, sizeof(line), "{\"item\":\"%.*s\"%s", (int)len, want, tail);
+			line[9 + p] = '\t';
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+			line[9 + p] = (char)0xfe;
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+			line[9 + p] = (char)0xc3;   /* a lead byte whose next is 'b' or the quote */
+			CHECK_EQ_INT(Jn(line, n), CNT_RAW_MALFORMED);
+		}
+}
+
 static void test_json_duplicates(void)
 {
 	CHECK(bad("{\"delta\":1,\"delta\":2}", "delta"));
@@ -777,6 +874,8 @@ int main(void)
 	RUN(test_json_integers);
 	RUN(test_json_escapes);
 	RUN(test_json_utf8);
+	RUN(test_json_string_positions);
+	RUN(test_json_short_strings);
 	RUN(test_json_duplicates);
 	RUN(test_json_many_attrs);
 	RUN(test_json_unknown_keys);
