@@ -490,7 +490,8 @@ static size_t plain_run(const unsigned char *s, size_t i, size_t n)
 	return i;
 }
 
-/* jp_string() beyond its first 32 bytes, or near the line's end. */
+/* jp_string() where its look at the first 32 bytes did not find the
+ * string: the whole string again, from its first byte. */
 static int jp_string_scan(struct jp *j, cnt_slice *out)
 {
 	const unsigned char *s = j->s;
