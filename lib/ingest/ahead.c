@@ -17,12 +17,9 @@
 #define TAKE 64
 /* chunks: the one the caller holds and three filled ahead */
 #define CHUNKS 4
-/* A parser keeps what its largest line needed (scratch for unescaped
- * strings, attrs arrays).  One that holds more than this is let go when
- * its chunk is filled again, and made anew if a line needs it: so the
- * 8,192 parsers keep at most 32 MiB between chunks, whatever the lines
- * were, and a chunk in use at most what its own lines need. */
-#define PARSER_KEEP ((size_t)4 << 10)
+/* The parser keeps what its largest line needed (its attrs arrays): one
+ * that holds more than this is let go when a chunk is filled again. */
+#define PARSER_KEEP ((size_t)64 << 10)
 
 typedef struct chunk {
 	size_t n;
@@ -31,17 +28,20 @@ typedef struct chunk {
 	cnt_raw_event raw[CHUNK_LINES];
 	cnt_raw_problem pb[CHUNK_LINES];
 	cnt_fp fp[CHUNK_LINES];
-	cnt_jsonl *jp[CHUNK_LINES];  /* made as lines come: a short input makes few */
 	cnt_buf bytes;
+	cnt_buf unesc;               /* strings with escapes, decoded: line i's at off[i] */
 	cnt_buf keys;                /* each parsed line's cnt_admit_fp_key(), */
 	size_t koff[CHUNK_LINES];    /* at these offsets, */
 	size_t klen[CHUNK_LINES];    /* of these lengths, until hashed */
+	cnt_buf attrs;               /* every line's attrs keys and values, side by side, */
+	size_t aoff[CHUNK_LINES];    /* line i's at this index, until it is filled */
 	int end;                     /* the input ends after these lines: 1 its end, -1 err */
 	cnt_err err;
 } chunk;
 
 struct cnt_ahead {
 	chunk *ch;
+	cnt_jsonl *jp;               /* the reading thread's: one for every line */
 	cnt_line got[TAKE];          /* the reader thread's lines, before they are copied */
 	cnt_lines *lines;
 	pthread_t thread;
@@ -77,15 +77,16 @@ void cnt_ahead_free(cnt_ahead *a)
 	if (a->ch != NULL) {
 		cnt_ahead_stop(a);
 		for (int k = 0; k < CHUNKS; k++) {
-			for (int i = 0; i < CHUNK_LINES; i++)
-				cnt_jsonl_free(a->ch[k].jp[i]);
 			cnt_buf_release(&a->ch[k].bytes);
+			cnt_buf_release(&a->ch[k].unesc);
 			cnt_buf_release(&a->ch[k].keys);
+			cnt_buf_release(&a->ch[k].attrs);
 		}
 		pthread_mutex_destroy(&a->mu);
 		pthread_cond_destroy(&a->cv_full);
 		pthread_cond_destroy(&a->cv_free);
 	}
+	cnt_jsonl_free(a->jp);
 	free(a->ch);
 	free(a);
 }
@@ -94,14 +95,16 @@ void cnt_ahead_free(cnt_ahead *a)
  * reader's buffer, and parses them. */
 static void fill(cnt_ahead *a, chunk *c)
 {
-	for (size_t i = 0; i < CHUNK_LINES; i++)
-		if (c->jp[i] != NULL && cnt_jsonl_held(c->jp[i]) > PARSER_KEEP) {
-			cnt_jsonl_free(c->jp[i]);
-			c->jp[i] = NULL;
-		}
+	cnt_slice *at;
+
+	if (a->jp != NULL && cnt_jsonl_held(a->jp) > PARSER_KEEP) {
+		cnt_jsonl_free(a->jp);
+		a->jp = NULL;
+	}
 	c->n = 0;
 	c->bytes.len = 0;
 	c->keys.len = 0;
+	c->attrs.len = 0;
 	c->end = 0;
 	while (c->n < CHUNK_LINES && c->bytes.len < CHUNK_BYTES) {
 		/* lines a few at a time, so that the byte limit holds too */
@@ -139,38 +142,63 @@ static void fill(cnt_ahead *a, chunk *c)
 		if (c->end)
 			break;
 	}
+	/* Strings with escapes are decoded beside their line (never longer
+	 * than it), so that one parser serves every line of the chunk and
+	 * its memory stays in the cache; its attrs arrays are copied out. */
+	if (c->n > 0 && cnt_buf_reserve(&c->unesc, c->bytes.len) != 0) {
+		cnt_err_nomem(&c->err);
+		c->end = -1;
+		c->n = 0;
+	}
 	for (size_t i = 0; i < c->n; i++) {
 		cnt_line *l = &c->line[i];
+		cnt_raw_event *r = &c->raw[i];
 
 		l->p = c->bytes.p ? (const char *)c->bytes.p + c->off[i] : "";   /* only empty lines: no memory */
 		if (cnt_line_blank(l) || l->overlong) {
 			c->pb[i].status = CNT_RAW_MALFORMED;   /* not parsed (ahead.h) */
 			continue;
 		}
-		if (c->jp[i] == NULL && (c->jp[i] = cnt_jsonl_new()) == NULL) {
+		if (a->jp == NULL && (a->jp = cnt_jsonl_new()) == NULL) {
 			/* this line cannot be parsed: the input ends before it */
 			cnt_err_nomem(&c->err);
 			c->end = -1;
 			c->n = i;
 			break;
 		}
-		if (cnt_jsonl_parse(c->jp[i], l->p, l->n, &c->raw[i], &c->pb[i]) != CNT_RAW_OK)
+		if (cnt_jsonl_parse_into(a->jp, l->p, l->n, (char *)c->unesc.p + c->off[i], r, &c->pb[i]) !=
+		    CNT_RAW_OK)
 			continue;
 		c->koff[i] = c->keys.len;
-		if (cnt_admit_fp_key(&c->raw[i], &c->keys) != 0) {
+		c->aoff[i] = c->attrs.len / sizeof(cnt_slice);
+		if (cnt_admit_fp_key(r, &c->keys) != 0 ||
+		    (r->nattrs > 0 && cnt_buf_reserve(&c->attrs, 2 * r->nattrs * sizeof(cnt_slice)) != 0)) {
 			cnt_err_nomem(&c->err);
 			c->end = -1;
 			c->n = i;
 			break;
 		}
 		c->klen[i] = c->keys.len - c->koff[i];
+		if (r->nattrs > 0) {
+			memcpy(c->attrs.p + c->attrs.len, r->attr_keys, r->nattrs * sizeof(cnt_slice));
+			c->attrs.len += r->nattrs * sizeof(cnt_slice);
+			memcpy(c->attrs.p + c->attrs.len, r->attr_vals, r->nattrs * sizeof(cnt_slice));
+			c->attrs.len += r->nattrs * sizeof(cnt_slice);
+		}
 	}
 	/* Hashed once every key is written: hashing each key just after
 	 * writing it made the hash's loads wait on those stores (25-50 ns an
-	 * event, on the thread that bounds cnt-ingest). */
+	 * event, on the thread that bounds cnt-ingest).  The attrs are
+	 * pointed at once they no longer move. */
+	at = (cnt_slice *)c->attrs.p;
 	for (size_t i = 0; i < c->n; i++)
-		if (c->pb[i].status == CNT_RAW_OK)
+		if (c->pb[i].status == CNT_RAW_OK) {
+			cnt_raw_event *r = &c->raw[i];
+
 			c->fp[i] = cnt_fp_of_joined(c->keys.p + c->koff[i], c->klen[i]);
+			r->attr_keys = r->nattrs > 0 ? at + c->aoff[i] : NULL;
+			r->attr_vals = r->nattrs > 0 ? at + c->aoff[i] + r->nattrs : NULL;
+		}
 }
 
 static void *reader(void *arg)

@@ -36,7 +36,7 @@ typedef struct cnt_ahead_chunk {
 
 typedef struct cnt_ahead cnt_ahead;
 
-/* Returns a reader with its chunks and parsers (reused for every input),
+/* Returns a reader with its chunks and its parser (reused for every input),
  * or NULL when out of memory. */
 cnt_ahead *cnt_ahead_new(void);
 /* Stops a running input first (cnt_ahead_stop). */

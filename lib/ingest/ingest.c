@@ -249,23 +249,14 @@ static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, s
 			rec_text t = {l->p, l->n, 0};
 
 			if (i % AHEAD == 0) {
-				/* what the other thread wrote two bursts ahead; the
-				 * duplicate table's slot, the line and the attrs
-				 * arrays (in each line's own parser, found in what
-				 * was fetched a burst ago) one burst ahead */
-				for (size_t j = i == 0 ? 0 : i + 2 * AHEAD; j < c.n && j < i + 3 * AHEAD; j++)
-					for (size_t b = 0; b < sizeof(c.raw[j]); b += 64)
-						__builtin_prefetch((const char *)&c.raw[j] + b);
+				/* the duplicate table's slots, one burst ahead.
+				 * The chunk's lines, records and attrs lie in
+				 * arrays read in order, which the hardware fetches
+				 * ahead by itself (fetching them here as well was
+				 * no faster). */
 				for (size_t j = i == 0 ? 0 : i + AHEAD; j < c.n && j < i + 2 * AHEAD; j++)
-					if (c.pb[j].status == CNT_RAW_OK) {
+					if (c.pb[j].status == CNT_RAW_OK)
 						cnt_admit_prefetch_fp(g->adm, c.fp[j]);
-						for (size_t b = 0; b < c.line[j].n && b < 256; b += 64)
-							__builtin_prefetch(c.line[j].p + b);
-						if (c.raw[j].nattrs > 0) {
-							__builtin_prefetch(c.raw[j].attr_keys);
-							__builtin_prefetch(c.raw[j].attr_vals);
-						}
-					}
 			}
 			if (cnt_line_blank(l)) {
 				g->blank++;

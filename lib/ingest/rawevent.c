@@ -281,7 +281,8 @@ struct jp {
 	size_t n, i;
 	cnt_jsonl *p;
 	cnt_raw_problem *pb;
-	size_t scr;		/* bytes of p->scratch in use */
+	char *scratch;		/* where escaped strings are decoded: at least n bytes */
+	size_t scr;		/* bytes of it in use */
 	size_t nattrs;
 };
 
@@ -373,7 +374,7 @@ static int jp_string_slow(struct jp *j, size_t start, size_t i, cnt_slice *out)
 {
 	const unsigned char *s = j->s;
 	size_t n = j->n;
-	char *dst = j->p->scratch + j->scr;
+	char *dst = j->scratch + j->scr;
 	size_t o = i - start;
 
 	memcpy(dst, s + start, o);
@@ -959,7 +960,7 @@ malformed_at:
 	return CNT_RAW_MALFORMED;
 }
 
-cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
+static cnt_raw_status parse(cnt_jsonl *p, const char *line, size_t n, char *scratch,
 	cnt_raw_event *ev, cnt_raw_problem *pb)
 {
 	struct jp j;
@@ -971,24 +972,28 @@ cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 	pb->msg[0] = '\0';
 	if (n > 0 && line[n - 1] == '\r')
 		n--;
-	if (n > p->scap) {
-		size_t cap = p->scap ? p->scap : 256;
-		char *s;
-		while (cap < n)
-			cap *= 2;
-		s = realloc(p->scratch, cap);
-		if (s == NULL) {
-			problem(pb, CNT_RAW_NOMEM, NULL, "out of memory");
-			return CNT_RAW_NOMEM;
+	if (scratch == NULL) {
+		if (n > p->scap) {
+			size_t cap = p->scap ? p->scap : 256;
+			char *s;
+			while (cap < n)
+				cap *= 2;
+			s = realloc(p->scratch, cap);
+			if (s == NULL) {
+				problem(pb, CNT_RAW_NOMEM, NULL, "out of memory");
+				return CNT_RAW_NOMEM;
+			}
+			p->scratch = s;
+			p->scap = cap;
 		}
-		p->scratch = s;
-		p->scap = cap;
+		scratch = p->scratch;
 	}
 	j.s = (const unsigned char *)line;
 	j.n = n;
 	j.i = 0;
 	j.p = p;
 	j.pb = pb;
+	j.scratch = scratch;
 	j.scr = 0;
 	j.nattrs = 0;
 	st = jp_object(&j, ev);
@@ -998,6 +1003,18 @@ cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 	ev->attr_keys = p->keys;
 	ev->attr_vals = p->vals;
 	return st;
+}
+
+cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
+	cnt_raw_event *ev, cnt_raw_problem *pb)
+{
+	return parse(p, line, n, NULL, ev, pb);
+}
+
+cnt_raw_status cnt_jsonl_parse_into(cnt_jsonl *p, const char *line, size_t n, char *scratch,
+	cnt_raw_event *ev, cnt_raw_problem *pb)
+{
+	return parse(p, line, n, scratch, ev, pb);
 }
 
 /* ---- CSV ---------------------------------------------------------------- */

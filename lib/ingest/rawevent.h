@@ -67,6 +67,14 @@ size_t cnt_jsonl_held(const cnt_jsonl *p);
 cnt_raw_status cnt_jsonl_parse(cnt_jsonl *p, const char *line, size_t n,
 	cnt_raw_event *ev, cnt_raw_problem *pb);
 
+/* cnt_jsonl_parse(), decoding strings with escapes into scratch (at least
+ * n bytes, the caller's: decoding never makes a line longer) instead of p's
+ * own storage.  So ev's strings stay valid after the next call on p, as
+ * long as scratch does; its attrs arrays are still p's, valid until the
+ * next call.  One parser can then serve many lines held at once (ahead.c). */
+cnt_raw_status cnt_jsonl_parse_into(cnt_jsonl *p, const char *line, size_t n, char *scratch,
+	cnt_raw_event *ev, cnt_raw_problem *pb);
+
 /* ---- CSV with a header row -------------------------------------------- */
 
 typedef struct cnt_csvin cnt_csvin;

@@ -8,6 +8,9 @@
  *   - an accepted event survives a round trip: written back as JSON (every
  *     string escaped as \u00XX or plainly) and parsed again, it gives the
  *     same fields.  That catches decoding that silently changes bytes.
+ *     The second parse decodes into a scratch of exactly the written
+ *     line's length (cnt_jsonl_parse_into), so decoding that needs more
+ *     than the line's length is caught too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -61,6 +64,7 @@ static void check_event(cnt_jsonl *p, const cnt_raw_event *ev, int esc)
 	cnt_raw_event ev2;
 	cnt_raw_problem pb2;
 	cnt_slice mine[7];
+	char *scratch;
 	size_t moff[7];
 	int64_t delta = ev->delta, tm = ev->event_time_ms;
 	int hd = ev->has_delta, ht = ev->has_event_time, ho = ev->has_origin, org = ev->origin;
@@ -108,7 +112,12 @@ static void check_event(cnt_jsonl *p, const cnt_raw_event *ev, int esc)
 		mine[i].n = fs[i]->n;
 	}
 
-	if (cnt_jsonl_parse(p, (const char *)b.p, b.len, &ev2, &pb2) != CNT_RAW_OK)
+	/* parsed again with a scratch of exactly the line's length, outside
+	 * the parser: a decoded string longer than its text is a write out of
+	 * bounds */
+	scratch = malloc(b.len);
+	if (scratch == NULL ||
+	    cnt_jsonl_parse_into(p, (const char *)b.p, b.len, scratch, &ev2, &pb2) != CNT_RAW_OK)
 		__builtin_trap();
 	{
 		const cnt_slice *gs[7] = {&ev2.idempotency_key, &ev2.tenant_id, &ev2.counter_id,
@@ -129,6 +138,7 @@ static void check_event(cnt_jsonl *p, const cnt_raw_event *ev, int esc)
 			__builtin_trap();
 	}
 	free(koff);
+	free(scratch);
 	cnt_buf_release(&b);
 	cnt_buf_release(&keep);
 }

@@ -197,9 +197,10 @@ static void test_same_as_one_at_a_time(void)
 /* Lines as cnt-ingest gets them (up to 1 MiB): 6,000 short ones, so that
  * one read holds more than a chunk's 2,048 lines and the rest wait for
  * the next chunk; then 3,000 of about 1 KiB and some of 12 KiB and
- * 300 KiB, all with escapes, so that chunks are cut at 1 MiB and parsers
- * grow past what they keep (and are made again).  The same as one line
- * at a time. */
+ * 300 KiB, all with escapes, so that chunks are cut at 1 MiB and the
+ * decoded strings of a chunk are far apart; and some with 3,000 attrs,
+ * so that the parser's arrays grow past what it keeps (and it is made
+ * again).  The same as one line at a time. */
 static void test_long_lines(void)
 {
 	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT, big = CNT_BUF_INIT;
@@ -220,7 +221,12 @@ static void test_long_lines(void)
 			cnt_buf_append(&text, big.p, big.len);
 		for (size_t k = 0; k < pad; k += 2)
 			cnt_buf_append(&text, k % 10 ? "ab" : "\\n", 2);
-		cnt_buf_append(&text, "\"}}\n", 4);
+		cnt_buf_append(&text, "\"", 1);
+		for (int k = 0; i % 1500 == 700 && k < 3000; k++) {
+			snprintf(head, sizeof(head), ",\"a%d\":\"v\\t%d\"", k, i + k);
+			cnt_buf_append(&text, head, strlen(head));
+		}
+		cnt_buf_append(&text, "}}\n", 3);
 	}
 	if (a == NULL)
 		CHECK(0);

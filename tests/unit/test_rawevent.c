@@ -453,6 +453,50 @@ static void test_json_reuse(void)
 	CHECK(!ev.has_delta);
 }
 
+/* cnt_jsonl_parse_into(): strings with escapes are decoded into the
+ * caller's scratch, exactly the line's length, so they outlive the next
+ * line parsed by the same parser; without escapes they are the line's.
+ * What it makes of a line is what cnt_jsonl_parse() makes of it. */
+static void test_json_parse_into(void)
+{
+	static const char l1[] = "{\"idempotency_key\":\"a\\u00e9\",\"tenant_id\":\"t\",\"item\":\"\\n\\\"x\","
+		"\"attrs\":{\"k\":\"v\\t\"}}";
+	static const char l2[] = "{\"idempotency_key\":\"\\u0062\\u0062\",\"item\":\"\\r\\r\\r\"}";
+	char *s1 = malloc(sizeof(l1) - 1), *s2 = malloc(sizeof(l2) - 1);
+	cnt_raw_event e1, e2;
+	cnt_raw_problem p1, p2;
+
+	if (s1 == NULL || s2 == NULL) {
+		CHECK(0);
+		return;
+	}
+	CHECK_EQ_INT(cnt_jsonl_parse_into(jp, l1, sizeof(l1) - 1, s1, &e1, &p1), CNT_RAW_OK);
+	CHECK_SLICE(e1.idempotency_key, "a\xc3\xa9");
+	CHECK(e1.idempotency_key.p >= s1 && e1.idempotency_key.p < s1 + sizeof(l1) - 1);
+	CHECK(e1.tenant_id.p > l1 && e1.tenant_id.p < l1 + sizeof(l1));   /* no escape: the line's */
+	CHECK_EQ_INT(e1.nattrs, 1);
+	CHECK_SLICE(e1.attr_vals[0], "v\t");
+	CHECK(e1.attr_vals[0].p >= s1 && e1.attr_vals[0].p < s1 + sizeof(l1) - 1);
+	CHECK_EQ_INT(cnt_jsonl_parse_into(jp, l2, sizeof(l2) - 1, s2, &e2, &p2), CNT_RAW_OK);
+	CHECK_SLICE(e2.idempotency_key, "bb");
+	CHECK_SLICE(e2.item, "\r\r\r");
+	/* the first line's strings are still its own */
+	CHECK_SLICE(e1.idempotency_key, "a\xc3\xa9");
+	CHECK_SLICE(e1.item, "\n\"x");
+	/* and the same as cnt_jsonl_parse() */
+	CHECK(ok(l1));
+	CHECK_SLICE(ev.idempotency_key, "a\xc3\xa9");
+	CHECK_SLICE(ev.item, "\n\"x");
+	CHECK_EQ_INT(ev.nattrs, 1);
+	CHECK_SLICE(ev.attr_vals[0], "v\t");
+	/* a problem is the same too */
+	CHECK_EQ_INT(cnt_jsonl_parse_into(jp, "{\"delta\":\"\\q\"}", 14, s1, &e1, &p1), CNT_RAW_MALFORMED);
+	CHECK_EQ_INT(cnt_jsonl_parse(jp, "{\"delta\":\"\\q\"}", 14, &ev, &pb), CNT_RAW_MALFORMED);
+	CHECK_EQ_STR(p1.msg, pb.msg);
+	free(s1);
+	free(s2);
+}
+
 /* ---- CSV ---------------------------------------------------------------- */
 
 struct row {
@@ -877,6 +921,7 @@ int main(void)
 	RUN(test_json_unknown_keys);
 	RUN(test_json_structure);
 	RUN(test_json_reuse);
+	RUN(test_json_parse_into);
 	RUN(test_csv_basic);
 	RUN(test_csv_quoting);
 	RUN(test_csv_chunking);
