@@ -222,6 +222,14 @@ expect_reject() {
 	expect_reject bad_field attrs '0-byte key' "$(ev '.attrs = {"": "x"}')"
 }
 
+@test "bad_field: 65 attrs (64 are accepted, kept in order)" {
+	expect_reject bad_field attrs 'has 65 entries; at most 64 are allowed' \
+		"$(ev '.attrs = ([range(65)] | map({key: "a\(.)", value: "v\(.)"}) | from_entries)')"
+	ev '.attrs = ([range(64)] | map({key: "a\(.)", value: "v\\t\(.)"}) | from_entries)' |
+		cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c null | cnt-cat |
+		one '.attrs | length == 64 and (keys_unsorted | .[0] == "a0" and .[63] == "a63") and .a63 == "v\\t63"'
+}
+
 # ---- definitions --------------------------------------------------------
 
 @test "unknown_tenant" {

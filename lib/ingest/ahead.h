@@ -25,7 +25,10 @@
 /* A chunk of lines, parsed.  A line that is blank or overlong is not
  * parsed: its pb.status is CNT_RAW_MALFORMED, and the rest of pb, raw
  * and fp are not set.  For any line whose pb.status is not CNT_RAW_OK,
- * raw and fp are not meaningful. */
+ * raw and fp are not meaningful.  An event with more attrs than
+ * admission takes (CNT_ATTRS_MAX, rejected by their count) has its
+ * nattrs but no attr_keys or attr_vals (NULL): a chunk does not keep
+ * them. */
 typedef struct cnt_ahead_chunk {
 	size_t n;
 	const cnt_line *line;
