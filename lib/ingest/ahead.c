@@ -209,10 +209,9 @@ static void fill(cnt_ahead *a, chunk *c)
 	for (size_t i = 0; i < c->n; i++)
 		if (c->pb[i].status == CNT_RAW_OK) {
 			cnt_raw_event *r = &c->raw[i];
-
-			c->fp[i] = cnt_fp_of_joined(c->keys.p + c->koff[i], c->klen[i]);
 			int kept = r->nattrs > 0 && r->nattrs <= CNT_ATTRS_MAX;
 
+			c->fp[i] = cnt_fp_of_joined(c->keys.p + c->koff[i], c->klen[i]);
 			r->attr_keys = kept ? at + c->aoff[i] : NULL;
 			r->attr_vals = kept ? at + c->aoff[i] + r->nattrs : NULL;
 		}
