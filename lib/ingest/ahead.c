@@ -18,12 +18,15 @@
 /* chunks: the one the caller holds and 15 filled ahead.  Four were
  * too few for the two threads' uneven pace (and the admitting thread's
  * first second, spent faulting in its duplicate table): 16 made 10 M
- * events 9 % faster, for 20 MB.  A chunk holds about 1.7 MB of the
- * benchmark's lines; at worst (long lines, escapes, 64 attrs a line)
- * about 15 MiB, and what it grew to past 4 MiB is let go when it is
- * filled again. */
+ * events 9 % faster, for 20 MB.  A chunk of the benchmark's lines
+ * holds about 1.25 MiB; one of long lines with escapes (5 MiB of them,
+ * decoded beside them, their keys joined) and 64 attrs a line, about
+ * 28 MiB at worst.  So that 16 of those cannot be filled at once, the
+ * reader fills a chunk beyond the next only while the chunks together
+ * hold at most HELD_MAX, and over it first lets go of what the idle
+ * chunks kept (may_fill()): at most HELD_MAX and one chunk in all. */
 #define CHUNKS 16
-#define CHUNK_KEEP ((size_t)4 << 20)
+#define HELD_MAX ((size_t)48 << 20)
 /* The parser keeps what its largest line needed (its attrs arrays): one
  * that holds more than this is let go when a chunk is filled again. */
 #define PARSER_KEEP ((size_t)64 << 10)
@@ -44,6 +47,7 @@ typedef struct chunk {
 	size_t aoff[CHUNK_LINES];    /* line i's at this index, until it is filled */
 	int end;                     /* the input ends after these lines: 1 its end, -1 err */
 	cnt_err err;
+	size_t held;                 /* its buffers' memory, as counted in cnt_ahead.held */
 } chunk;
 
 struct cnt_ahead {
@@ -59,6 +63,7 @@ struct cnt_ahead {
 	 * caller has let go of `done` (it holds chunk done while it reads it) */
 	uint64_t filled, done;
 	int holding, stop;
+	size_t held, peak;           /* what every chunk's buffers hold; the most so far */
 };
 
 cnt_ahead *cnt_ahead_new(void)
@@ -108,12 +113,6 @@ static void fill(cnt_ahead *a, chunk *c)
 		cnt_jsonl_free(a->jp);
 		a->jp = NULL;
 	}
-	if (c->bytes.cap > CHUNK_KEEP)
-		cnt_buf_release(&c->bytes);
-	if (c->unesc.cap > CHUNK_KEEP)
-		cnt_buf_release(&c->unesc);
-	if (c->attrs.cap > CHUNK_KEEP)
-		cnt_buf_release(&c->attrs);
 	c->n = 0;
 	c->bytes.len = 0;
 	c->keys.len = 0;
@@ -217,6 +216,40 @@ static void fill(cnt_ahead *a, chunk *c)
 		}
 }
 
+/* The memory a chunk's buffers hold. */
+static size_t held(const chunk *c)
+{
+	return c->bytes.cap + c->unesc.cap + c->keys.cap + c->attrs.cap;
+}
+
+/* Whether the reader may fill another chunk (a->mu held): there is one
+ * free, and the chunks hold at most HELD_MAX, or the caller has no
+ * other to go on with.  Over it, the free chunks' buffers are let go
+ * first: they are the reader's (the caller touches only the chunks
+ * filled and not yet let go of), and kept only to be reused.  So a
+ * chunk is filled with at most HELD_MAX held, or with only the
+ * caller's chunk held. */
+static int may_fill(cnt_ahead *a)
+{
+	uint64_t ahead = a->filled - a->done;
+
+	if (ahead >= CHUNKS)
+		return 0;
+	if (a->held <= HELD_MAX)
+		return 1;
+	for (uint64_t k = a->filled; k < a->done + CHUNKS; k++) {
+		chunk *c = &a->ch[k % CHUNKS];
+
+		cnt_buf_release(&c->bytes);
+		cnt_buf_release(&c->unesc);
+		cnt_buf_release(&c->keys);
+		cnt_buf_release(&c->attrs);
+		a->held -= c->held;
+		c->held = 0;
+	}
+	return ahead < 2 || a->held <= HELD_MAX;
+}
+
 static void *reader(void *arg)
 {
 	cnt_ahead *a = arg;
@@ -227,7 +260,7 @@ static void *reader(void *arg)
 		int end;
 
 		pthread_mutex_lock(&a->mu);
-		while (!a->stop && a->filled - a->done >= CHUNKS)
+		while (!a->stop && !may_fill(a))
 			pthread_cond_wait(&a->cv_free, &a->mu);
 		if (a->stop) {
 			pthread_mutex_unlock(&a->mu);
@@ -238,6 +271,10 @@ static void *reader(void *arg)
 		fill(a, c);
 		end = c->end;
 		pthread_mutex_lock(&a->mu);
+		a->held = a->held - c->held + held(c);
+		c->held = held(c);
+		if (a->held > a->peak)
+			a->peak = a->held;
 		a->filled++;
 		pthread_cond_signal(&a->cv_full);
 		pthread_mutex_unlock(&a->mu);
@@ -302,6 +339,18 @@ int cnt_ahead_next(cnt_ahead *a, cnt_ahead_chunk *out, cnt_err *err)
 	out->pb = c->pb;
 	out->fp = c->fp;
 	return 1;
+}
+
+size_t cnt_ahead_held(cnt_ahead *a, size_t *peak)
+{
+	size_t h;
+
+	pthread_mutex_lock(&a->mu);
+	h = a->held;
+	if (peak != NULL)
+		*peak = a->peak;
+	pthread_mutex_unlock(&a->mu);
+	return h;
 }
 
 void cnt_ahead_stop(cnt_ahead *a)

@@ -56,6 +56,14 @@ int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const vo
  * of memory while reading ahead). */
 int cnt_ahead_next(cnt_ahead *a, cnt_ahead_chunk *c, cnt_err *err);
 
+/* The memory the chunks' buffers hold now, in bytes, and (peak, unless
+ * NULL) the most they held at once, over every input so far.  The
+ * reader fills more chunks ahead only while they hold at most 48 MiB
+ * (one more is always filled when the caller has none to go on with),
+ * so the peak stays under 48 MiB and one chunk (about 28 MiB at
+ * worst). */
+size_t cnt_ahead_held(cnt_ahead *a, size_t *peak);
+
 /* Ends the input: at its end, or early (a thread blocked reading a pipe
  * is cancelled there).  Nothing of it is valid afterwards. */
 void cnt_ahead_stop(cnt_ahead *a);

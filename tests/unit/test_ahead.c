@@ -259,6 +259,66 @@ static void test_long_lines(void)
 	cnt_buf_release(&big);
 }
 
+/* Lines of 64 attrs: a chunk of them (1 MiB of lines) holds about
+ * 8 MiB, so 16 filled at once would hold some 130 MiB.  The caller
+ * holds its first chunk while the reader fills what it may: it stops
+ * at about 48 MiB, and lets go of the chunks' buffers to go on; what it
+ * hands out is still the same as one line at a time. */
+static void test_held(void)
+{
+	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT;
+	cnt_ahead *a = cnt_ahead_new();
+	cnt_ahead_chunk c;
+	cnt_err err;
+	size_t peak = 0, was = 0;
+	int fd, rc;
+
+	for (int i = 0; text.len < ((size_t)24 << 20); i++) {
+		char head[256];
+
+		snprintf(head, sizeof(head), "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"acme\","
+			"\"counter_id\":\"c\",\"member_ref\":\"m%d\",\"delta\":1,"
+			"\"event_time\":\"2026-03-01T10:00:00Z\",\"attrs\":{", i, i % 13);
+		cnt_buf_append(&text, head, strlen(head));
+		for (int k = 0; k < CNT_ATTRS_MAX; k++) {
+			snprintf(head, sizeof(head), "%s\"a%d\":\"\\t\"", k ? "," : "", k);
+			cnt_buf_append(&text, head, strlen(head));
+		}
+		cnt_buf_append(&text, "}}\n", 3);
+	}
+	if (a == NULL)
+		CHECK(0);
+	fd = unit_file_of(text.p, text.len);
+	CHECK_EQ_INT(one_at_a_time(fd, (size_t)1 << 20, &want), 0);
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_ahead_start(a, fd, "t", (size_t)1 << 20, "", 0, &err), 0);
+	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
+	/* until the reader has stopped filling (200 ms with no change) */
+	for (int waited = 0; waited < 30000; waited += 200) {
+		usleep(200 * 1000);
+		cnt_ahead_held(a, &peak);
+		if (peak == was)
+			break;
+		was = peak;
+	}
+	CHECK(peak > ((size_t)40 << 20));
+	CHECK(peak <= ((size_t)64 << 20));
+	do
+		for (size_t i = 0; i < c.n; i++)
+			describe(&got, &c.line[i], &c.raw[i], &c.pb[i], &c.fp[i]);
+	while ((rc = cnt_ahead_next(a, &c, &err)) > 0);
+	CHECK_EQ_INT(rc, 0);
+	cnt_ahead_held(a, &peak);
+	CHECK(peak <= ((size_t)64 << 20));
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	cnt_ahead_stop(a);
+	close(fd);
+	cnt_ahead_free(a);
+	cnt_buf_release(&text);
+	cnt_buf_release(&want);
+	cnt_buf_release(&got);
+}
+
 /* A writer that sends two lines, then holds the pipe open until told. */
 struct idle {
 	int fd, go[2];
@@ -343,6 +403,7 @@ int main(void)
 {
 	RUN(test_same_as_one_at_a_time);
 	RUN(test_long_lines);
+	RUN(test_held);
 	RUN(test_idle_writer);
 	return unit_report("test_ahead");
 }
