@@ -10,7 +10,12 @@
  *     same fields.  That catches decoding that silently changes bytes.
  *     The second parse decodes into a scratch of exactly the written
  *     line's length (cnt_jsonl_parse_into), so decoding that needs more
- *     than the line's length is caught too.
+ *     than the line's length is caught too;
+ *   - every line, parsed again by a second parser into a scratch of
+ *     exactly its length (cnt_jsonl_parse_into, as cnt-ingest's reading
+ *     thread does), gives the same status, problem and event: decoding
+ *     the input's own escapes (surrogate pairs, 3-byte characters, bad
+ *     ones) never needs more room than the line.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -143,16 +148,50 @@ static void check_event(cnt_jsonl *p, const cnt_raw_event *ev, int esc)
 	cnt_buf_release(&keep);
 }
 
+/* The line parsed into a scratch of exactly its length by q gives what
+ * p's parse gave (st, ev, pb). */
+static void check_into(cnt_jsonl *q, const char *s, size_t n, cnt_raw_status st, const cnt_raw_event *ev,
+	const cnt_raw_problem *pb)
+{
+	char *scratch = malloc(n ? n : 1);
+	cnt_raw_event e2;
+	cnt_raw_problem pb2;
+
+	if (scratch == NULL)
+		return;
+	if (cnt_jsonl_parse_into(q, s, n, scratch, &e2, &pb2) != st || pb2.status != st ||
+	    strcmp(pb2.msg, pb->msg) != 0 || (pb2.field == NULL) != (pb->field == NULL) ||
+	    (pb->field != NULL && strcmp(pb2.field, pb->field) != 0))
+		__builtin_trap();
+	if (st == CNT_RAW_OK) {
+		if (!same(ev->idempotency_key, e2.idempotency_key) || !same(ev->tenant_id, e2.tenant_id) ||
+		    !same(ev->counter_id, e2.counter_id) || !same(ev->member_ref, e2.member_ref) ||
+		    !same(ev->item, e2.item) || !same(ev->subject, e2.subject) ||
+		    !same(ev->signature, e2.signature) || ev->has_delta != e2.has_delta ||
+		    ev->delta != e2.delta || ev->has_event_time != e2.has_event_time ||
+		    ev->event_time_ms != e2.event_time_ms || ev->has_origin != e2.has_origin ||
+		    ev->origin != e2.origin || ev->nattrs != e2.nattrs)
+			__builtin_trap();
+		for (size_t i = 0; i < ev->nattrs; i++)
+			if (!same(ev->attr_keys[i], e2.attr_keys[i]) || !same(ev->attr_vals[i], e2.attr_vals[i]))
+				__builtin_trap();
+	}
+	free(scratch);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	cnt_jsonl *p = cnt_jsonl_new();
+	cnt_jsonl *p = cnt_jsonl_new(), *q = cnt_jsonl_new();
 	const char *s = (const char *)data, *end = s + size;
 	cnt_raw_event ev;
 	cnt_raw_problem pb;
 	int k = 0;
 
-	if (p == NULL)
+	if (p == NULL || q == NULL) {
+		cnt_jsonl_free(p);
+		cnt_jsonl_free(q);
 		return 0;
+	}
 	while (s <= end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
@@ -165,6 +204,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (st == CNT_RAW_BAD_FIELD &&
 		    (pb.field == NULL || strncmp(pb.msg, "field '", 7) != 0))
 			__builtin_trap();
+		check_into(q, s, n, st, &ev, &pb);
 		if (st == CNT_RAW_OK)
 			check_event(p, &ev, k++ & 1);
 		if (nl == NULL)
@@ -172,5 +212,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		s = nl + 1;
 	}
 	cnt_jsonl_free(p);
+	cnt_jsonl_free(q);
 	return 0;
 }
