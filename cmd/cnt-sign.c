@@ -12,8 +12,8 @@
 #include <sodium.h>
 
 #include "cli/cli.h"
+#include "cli/sign_cli.h"
 #include "ingest/input.h"
-#include "ingest/rawevent.h"
 #include "ingest/sigform.h"
 #include "time/timefmt.h"
 
@@ -80,69 +80,6 @@ static void print_entry(const cnt_sig_key *k, const char *origins, int64_t from,
 	cnt_cli_printf("}\n");
 }
 
-/* Signs every line of the inputs into path (NULL: standard output). */
-static int sign_events(const cnt_sig_key *k, char **names, int n, const char *path, const cnt_cli_common *co)
-{
-	cnt_jsonl *p = cnt_jsonl_new();
-	cnt_buf b = CNT_BUF_INIT;
-	uint64_t outn = 0;
-	cnt_line lines[64];
-	cnt_out out;
-	cnt_err err;
-	cnt_stats s;
-	long got;
-
-	if (p == NULL)
-		cnt_die_nomem();
-	cnt_cli_out(&out, path);
-	for (int i = 0; i < n || i == 0; i++) {
-		const char *name = i < n ? names[i] : "-";
-		int fd = cnt_cli_open_in(name);
-		cnt_lines *l = cnt_lines_new(fd, name, 1 << 20, "", 0);   /* no prefix read */
-
-		if (l == NULL)
-			cnt_die_nomem();
-		while ((got = cnt_lines_read(l, lines, 64, &err)) > 0) {
-			for (long j = 0; j < got; j++) {
-				size_t before = b.len;
-
-				if (lines[j].overlong)
-					cnt_die("%s:%llu: a line longer than 1 MiB", name, (unsigned long long)lines[j].no);
-				if ((k ? cnt_sig_sign_line(p, k, lines[j].p, lines[j].n, &b, &err)
-				     : cnt_sig_canonical_line(p, lines[j].p, lines[j].n, &b, &err)) != 0) {
-					if (err.kind != CNT_ERR_NOMEM)
-						cnt_err_prefix(&err, "%s:%llu", name, (unsigned long long)lines[j].no);
-					cnt_die_err(&err);
-				}
-				outn += b.len > before;
-			}
-			if (cnt_write_all(out.fd, b.p, b.len) != 0)
-				cnt_err_write(&err, errno, "cannot write '%s'", path ? path : "standard output"),
-				cnt_die_err(&err);
-			b.len = 0;
-		}
-		if (got < 0)
-			cnt_die_err(&err);
-		cnt_lines_free(l);
-		cnt_cli_close_in(fd);
-	}
-	if (co->stats_path) {     /* before the commit: a failure leaves nothing */
-		cnt_stats_begin(&s);
-		cnt_stats_u64(&s, "in", outn);
-		cnt_stats_u64(&s, "out", outn);
-		if (k)
-			cnt_stats_str(&s, "key_id", k->key_id, -1);
-		cnt_stats_write(&s, co->stats_path);
-	}
-	cnt_cli_commit(&out);
-	if (co->verbose)
-		cnt_cli_note("%s %llu events%s%s", k ? "signed" : "wrote the canonical form of",
-			(unsigned long long)outn, k ? " with key " : "", k ? k->key_id : "");
-	cnt_buf_release(&b);
-	cnt_jsonl_free(p);
-	return cnt_cli_finish();
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -189,7 +126,7 @@ int main(int argc, char **argv)
 	if (public && key_path == NULL)
 		cnt_die_usage("--public needs --key FILE");
 	if (canonical)
-		return sign_events(NULL, argv + optind, argc - optind, out_path, &co);
+		return cnt_sign_main(NULL, argv + optind, argc - optind, out_path, &co);
 	if (from == INT64_MIN)
 		from = (int64_t)time(NULL) * 1000;
 	if (until != INT64_MAX && until <= from)
@@ -231,5 +168,5 @@ int main(int argc, char **argv)
 		print_entry(&k, origins, from, until);
 		return cnt_cli_finish();
 	}
-	return sign_events(&k, argv + optind, argc - optind, out_path, &co);
+	return cnt_sign_main(&k, argv + optind, argc - optind, out_path, &co);
 }
