@@ -275,10 +275,10 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 	[[ $rid =~ ^r-[0-9a-f]{32}$ ]]
 	one '.decided == 3 and .retracted == 3 and .out == 0' st2.json
 	ids=$(cnt-cat holds.avro | jq -c -s '[.[] | select(.signal == "device") | .event_id]')
-	ctrs=$(cnt-cat holds.avro | jq -c -s '[.[] | select(.signal == "device") | {tenant_id, counter_id}] | unique')
-	one --argjson ids "$ids" --argjson c "$ctrs" --arg r "$rid" '.retraction_id == $r and .cause == "fraud"
+	# no counters: the held events were never counted, so no board changed
+	one --argjson ids "$ids" --arg r "$rid" '.retraction_id == $r and .cause == "fraud"
 		and .requested_by == "ts-7" and .authority == "case-9" and .scope == "event" and .event_ids == $ids
-		and .counters == $c and ($c | length) > 0
+		and .counters == []
 		and .created_at == "2026-03-01T10:40:00.000Z" and .prev == "00000000000000000000000000000000"' ret.jsonl
 	[ "$(jq -r .retraction_id dec.jsonl | sort -u)" = "$rid" ]
 	[ "$(jq -r .decision dec.jsonl | sort -u)" = rejected ]

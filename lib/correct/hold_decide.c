@@ -512,7 +512,7 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 	const char **ids = NULL;
 	char **idcopy = NULL;
 	size_t nids = 0;
-	cnt_retract_ctrs ctrs = {0};
+	const cnt_retract_ctrs none = {0};   /* the record's counters (below) */
 	int rc = -1;
 
 	memset(res, 0, sizeof(*res));
@@ -541,7 +541,9 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 			goto out;
 		}
 	}
-	/* reject: the event ids the ledger does not list yet, and the record */
+	/* reject: the event ids the ledger does not list yet, and the record,
+	 * which lists no counters: its events were never counted, so it
+	 * touched no board, and no correction cites it (cnt-retraction(5)) */
 	for (size_t k = 0; dec->reject && k < c.n; k++) {
 		cnt_cur cur = {c.ev.p + c.v[k].off, c.ev.p + c.v[k].off + c.v[k].len};
 		cnt_event e;
@@ -551,8 +553,7 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 			goto out;
 		if (cnt_fpset_find(&done, fp_bytes(e.event_id.p, e.event_id.n), &old))
 			continue;
-		if (cnt_retract_ctrs_add(&ctrs, e.tenant_id, e.counter_id) != 0 ||
-		    (idcopy[nids] = strndup(e.event_id.p, e.event_id.n)) == NULL) {
+		if ((idcopy[nids] = strndup(e.event_id.p, e.event_id.n)) == NULL) {
 			cnt_err_nomem(err);
 			goto out;
 		}
@@ -568,7 +569,7 @@ int cnt_hold_decide_run(const int *fds, const char *const *names, size_t n, cons
 		rsel.counter = sel->counter;
 		rsel.member = sel->member;
 		if (cnt_retract_derive_id(&req, ids, nids, res->retraction_id) != 0 ||
-		    cnt_retract_record_line(&req, res->retraction_id, &rsel, ids, nids, &ctrs, rlast,
+		    cnt_retract_record_line(&req, res->retraction_id, &rsel, ids, nids, &none, rlast,
 			    &res->retraction_line, err) != 0) {
 			cnt_err_nomem(err);
 			goto out;
@@ -611,7 +612,6 @@ out:
 			free(idcopy[i]);
 	free(idcopy);
 	free(ids);
-	cnt_retract_ctrs_release(&ctrs);
 	free(c.found);
 	free(c.v);
 	cnt_buf_release(&c.ev);
