@@ -237,7 +237,9 @@ static int may_fill(cnt_ahead *a)
 		return 0;
 	if (a->held <= HELD_MAX)
 		return 1;
-	for (uint64_t k = a->filled; k < a->done + CHUNKS; k++) {
+	/* the farthest first, and only until under it: the next to fill
+	 * keeps its buffers if it can */
+	for (uint64_t k = a->done + CHUNKS; k-- > a->filled && a->held > HELD_MAX;) {
 		chunk *c = &a->ch[k % CHUNKS];
 
 		cnt_buf_release(&c->bytes);

@@ -270,8 +270,8 @@ static void test_held(void)
 	cnt_ahead *a = cnt_ahead_new();
 	cnt_ahead_chunk c;
 	cnt_err err;
-	size_t peak = 0, was = 0;
-	int fd, rc;
+	size_t peak = 0;
+	int fd, rc, chunks;
 
 	for (int i = 0; text.len < ((size_t)24 << 20); i++) {
 		char head[256];
@@ -293,15 +293,15 @@ static void test_held(void)
 	lseek(fd, 0, SEEK_SET);
 	CHECK_EQ_INT(cnt_ahead_start(a, fd, "t", (size_t)1 << 20, "", 0, &err), 0);
 	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
-	/* until the reader has stopped filling (200 ms with no change) */
-	for (int waited = 0; waited < 30000; waited += 200) {
-		usleep(200 * 1000);
+	/* until the reader is over 48 MiB (30 s at most), then a while more
+	 * for it to go on, if it would */
+	for (int waited = 0; peak <= ((size_t)48 << 20) && waited < 30000; waited += 20) {
+		usleep(20 * 1000);
 		cnt_ahead_held(a, &peak);
-		if (peak == was)
-			break;
-		was = peak;
 	}
-	CHECK(peak > ((size_t)40 << 20));
+	CHECK(peak > ((size_t)48 << 20));
+	usleep(300 * 1000);
+	cnt_ahead_held(a, &peak);
 	CHECK(peak <= ((size_t)64 << 20));
 	do
 		for (size_t i = 0; i < c.n; i++)
@@ -310,6 +310,20 @@ static void test_held(void)
 	CHECK_EQ_INT(rc, 0);
 	cnt_ahead_held(a, &peak);
 	CHECK(peak <= ((size_t)64 << 20));
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	/* the same reader again: stopped early, then the whole input, with
+	 * what its chunks kept counted on */
+	lseek(fd, 0, SEEK_SET);
+	CHECK_EQ_INT(cnt_ahead_start(a, fd, "t", (size_t)1 << 20, "", 0, &err), 0);
+	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
+	usleep(100 * 1000);
+	cnt_ahead_stop(a);
+	lseek(fd, 0, SEEK_SET);
+	got.len = 0;
+	CHECK_EQ_INT(through(a, fd, (size_t)1 << 20, &got, &chunks), 0);
+	cnt_ahead_held(a, &peak);
+	CHECK(peak <= ((size_t)64 << 20));
+	CHECK(cnt_ahead_held(a, NULL) <= ((size_t)64 << 20));
 	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
 	cnt_ahead_stop(a);
 	close(fd);
