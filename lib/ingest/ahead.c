@@ -224,11 +224,11 @@ static size_t held(const chunk *c)
 
 /* Whether the reader may fill another chunk (a->mu held): there is one
  * free, and the chunks hold at most HELD_MAX, or the caller has no
- * other to go on with.  Over it, the free chunks' buffers are let go
- * first: they are the reader's (the caller touches only the chunks
- * filled and not yet let go of), and kept only to be reused.  So a
- * chunk is filled with at most HELD_MAX held, or with only the
- * caller's chunk held. */
+ * other to go on with.  Over it, free chunks' buffers are let go
+ * first, the farthest first, until under it: they are the reader's (the
+ * caller touches only the chunks filled and not yet let go of), and
+ * kept only to be reused.  So a chunk is filled with at most HELD_MAX
+ * held, or with only the caller's chunk held. */
 static int may_fill(cnt_ahead *a)
 {
 	uint64_t ahead = a->filled - a->done;
@@ -237,8 +237,7 @@ static int may_fill(cnt_ahead *a)
 		return 0;
 	if (a->held <= HELD_MAX)
 		return 1;
-	/* the farthest first, and only until under it: the next to fill
-	 * keeps its buffers if it can */
+	/* the next to fill keeps its buffers if it can */
 	for (uint64_t k = a->done + CHUNKS; k-- > a->filled && a->held > HELD_MAX;) {
 		chunk *c = &a->ch[k % CHUNKS];
 
