@@ -96,6 +96,17 @@ static int one_at_a_time(int fd, size_t max, cnt_buf *out)
 	return (int)k;
 }
 
+/* text in a file, what one_at_a_time() makes of it in want, and the
+ * file back at its start */
+static int file_of(const cnt_buf *text, size_t max, cnt_buf *want)
+{
+	int fd = unit_file_of(text->p, text->len);
+
+	CHECK_EQ_INT(one_at_a_time(fd, max, want), 0);
+	lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
 /* Every line of fd through a, as describe() has it; *chunks counted. */
 static int through(cnt_ahead *a, int fd, size_t max, cnt_buf *out, int *chunks)
 {
@@ -237,9 +248,7 @@ static void test_long_lines(void)
 	}
 	if (a == NULL)
 		CHECK(0);
-	fd = unit_file_of(text.p, text.len);
-	CHECK_EQ_INT(one_at_a_time(fd, (size_t)1 << 20, &want), 0);
-	lseek(fd, 0, SEEK_SET);
+	fd = file_of(&text, (size_t)1 << 20, &want);
 	CHECK_EQ_INT(through(a, fd, (size_t)1 << 20, &got, &chunks), 0);
 	/* 6,000 short lines need 3 chunks (1 MiB of them); the 5 MiB after
 	 * them at least 5 */
@@ -288,9 +297,7 @@ static void test_held(void)
 	}
 	if (a == NULL)
 		CHECK(0);
-	fd = unit_file_of(text.p, text.len);
-	CHECK_EQ_INT(one_at_a_time(fd, (size_t)1 << 20, &want), 0);
-	lseek(fd, 0, SEEK_SET);
+	fd = file_of(&text, (size_t)1 << 20, &want);
 	CHECK_EQ_INT(cnt_ahead_start(a, fd, "t", (size_t)1 << 20, "", 0, &err), 0);
 	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
 	/* until the reader is over 48 MiB (30 s at most), then a while more
