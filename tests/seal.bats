@@ -5,7 +5,8 @@
 # lateness horizon, refusal to overwrite or republish (cnt-seal and
 # cnt-project), tamper detection of every published file and of the
 # ledger, corrections after a retraction with the sealed file untouched,
-# idempotent correct, the late path after sealing, hostile sealed
+# idempotent correct, a cnt-hold reject never cited, the late path after
+# sealing, hostile sealed
 # directories.
 
 bats_require_minimum_version 1.5.0
@@ -287,6 +288,36 @@ close43() {
 		--now 2026-10-29T11:00:00Z rev2.avro
 	[ "$output" = "cnt-seal: retraction ledger 'bad-r.jsonl' line 1: \"counters\" is not a list of objects with a tenant_id and a counter_id" ]
 	diff -r before sealed
+}
+
+@test "correct never cites a cnt-hold reject: the held events were never counted, so no board changed" {
+	close43
+	cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \
+		--now 2026-10-28T10:00:00Z "$F/revised.avro"
+	# a ride over a rate ceiling is held at ingest (definitions with a hold
+	# signal on distance_m), then rejected: a fraud record in the ledger
+	jq '(.counters[] | select(.tenant_id == "acme" and .counter_id == "distance_m")).holds =
+		[{signal: "rate", window_s: 600, ceiling: 100000}]' "$DEFS" >hdefs.json
+	ev k9 m-h 200000 2026-10-24T10:00:00Z |
+		cnt-ingest -d hdefs.json --now 2026-10-24T11:00:00Z --max-past 400d -o h.avro --holds holds.avro --rejects /dev/null -
+	[ "$(cnt-cat holds.avro | jq -r .member_ref)" = m-h ]
+	cp "$F/retractions.jsonl" r-all.jsonl
+	cnt-hold reject --decisions dec.jsonl --ledger r-all.jsonl --by ts-7 --authority case-9 \
+		--now 2026-10-29T08:00:00Z --signal rate holds.avro
+	r1=$(jq -r -s '.[1].retraction_id' r-all.jsonl)
+	jq -e -s '.[1].cause == "fraud" and .[1].counters == []' r-all.jsonl
+	# then m-d's ride is retracted: the next corrections cite it alone
+	cnt-retract --event "$(cnt-cat "$F/log.avro" | jq -r 'select(.member_ref == "m-d") | .event_id')" \
+		--cause deleted --requester ts-7 --authority gdpr-17 --ledger r-all.jsonl --now 2026-10-29T09:00:00Z \
+		-o comp2.avro "$F/log.avro" "$F/comp.avro"
+	cnt-retract --rebuild "$F/revised.avro" -d "$DEFS" -o rev2.avro "$F/log.avro" "$F/comp.avro" comp2.avro
+	run -0 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions r-all.jsonl \
+		--now 2026-10-29T10:00:00Z rev2.avro
+	r2=$(jq -r -s '.[2].retraction_id' r-all.jsonl)
+	jq -e -s --arg r "$r2" '.[2].seq == 2 and .[2].retraction_ids == [$r]' sealed/ledger.jsonl
+	jq -e -s --arg r "$r2" 'all(.[]; .retraction_ids == [$r])' sealed/w43/global/corrections-000002.jsonl
+	! grep -q "$r1" sealed/ledger.jsonl sealed/w43/global/corrections-*.jsonl
+	cnt-seal verify --sealed sealed
 }
 
 @test "correct refuses a season that is not sealed, and changes no retraction accounts for" {
