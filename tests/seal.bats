@@ -6,8 +6,7 @@
 # cnt-project), tamper detection of every published file and of the
 # ledger, corrections after a retraction with the sealed file untouched,
 # idempotent correct, a cnt-hold reject never cited, the late path after
-# sealing, hostile sealed
-# directories.
+# sealing, hostile sealed directories.
 
 bats_require_minimum_version 1.5.0
 
