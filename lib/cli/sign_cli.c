@@ -9,7 +9,7 @@
 #include "ingest/input.h"
 #include "ingest/rawevent.h"
 
-int cnt_sign_main(const cnt_sig_key *k, char **names, int n, const char *path, const cnt_cli_common *co)
+int cnt_sign_main(const cnt_sig_key *k, char *const *names, int n, const char *path, const cnt_cli_common *co)
 {
 	cnt_jsonl *p = cnt_jsonl_new();
 	cnt_buf b = CNT_BUF_INIT;

@@ -15,6 +15,6 @@
  * or "-": standard output; a file only once all is written).  A line
  * that cannot be signed stops the run, naming its file and line.
  * Returns the exit status; dies on trouble (cli.h). */
-int cnt_sign_main(const cnt_sig_key *k, char **names, int n, const char *path, const cnt_cli_common *co);
+int cnt_sign_main(const cnt_sig_key *k, char *const *names, int n, const char *path, const cnt_cli_common *co);
 
 #endif
