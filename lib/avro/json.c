@@ -37,6 +37,20 @@ static size_t utf8_len(const uint8_t *p, size_t n)
 	return 0;
 }
 
+int cnt_json_text_ok(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(b + i, n - i);
+
+		if (l == 0 || b[i] == 0)
+			return 0;
+		i += l;
+	}
+	return 1;
+}
+
 int cnt_json_string(cnt_buf *out, const uint8_t *p, size_t n, int bytes)
 {
 	size_t i = 0;

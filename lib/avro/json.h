@@ -27,6 +27,11 @@ enum {
  * when out of memory. */
 int cnt_json_value(cnt_buf *out, const cnt_val *v, const cnt_schema *s, int flags);
 
+/* Whether p[0..n) is valid UTF-8 holding no NUL byte: text that a JSON
+ * string in our ledgers can carry and their readers (jansson) take back.
+ * 1 or 0. */
+int cnt_json_text_ok(const void *p, size_t n);
+
 /* Appends p[0..n) as a JSON string literal.  bytes != 0: Avro bytes. */
 int cnt_json_string(cnt_buf *out, const uint8_t *p, size_t n, int bytes);
 

@@ -716,30 +716,7 @@ int cnt_audit_retraction_id(const cnt_audit *a, const char *requester, const cha
 
 int cnt_audit_utf8_ok(const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		unsigned c = *p++, n, cp;
-
-		if (c < 0x80)
-			continue;
-		if (c >= 0xc2 && c <= 0xdf)
-			n = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			n = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			n = 3, cp = c & 0x07;
-		else
-			return 0;
-		for (unsigned i = 0; i < n; i++, p++) {
-			if ((*p & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (*p & 0x3f);
-		}
-		if ((n == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return 0;
-	}
-	return 1;
+	return cnt_json_text_ok(s, strlen(s));
 }
 
 typedef struct has_ctx {

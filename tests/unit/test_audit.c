@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
+#include "avro/json.h"
 #include "correct/audit.h"
 #include "unit.h"
 
@@ -336,6 +339,40 @@ static void test_defs_refusals(void)
 	}
 }
 
+/* cnt_json_text_ok, which the ledgers' writers ask before naming a string
+ * (the audit, retraction, erasure and decision ledgers), against jansson's
+ * own check: 200,000 strings of the bytes that matter (ASCII, NUL,
+ * continuation bytes, every lead byte class and its edges). */
+static void test_json_text_oracle(void)
+{
+	static const unsigned char alpha[] = {
+		'a', 0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf,
+		0xe0, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff,
+	};
+	unsigned long long x = 88172645463325252ull;
+	unsigned ok = 0;
+
+	for (int t = 0; t < 200000; t++) {
+		unsigned char b[8];
+		size_t n;
+		json_t *j;
+		int want;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = (size_t)(x % 9);
+		for (size_t i = 0; i < n; i++)
+			b[i] = alpha[(x >> (8 + 5 * i)) % sizeof(alpha)];
+		j = json_stringn((const char *)b, n);
+		want = j != NULL && memchr(b, 0, n) == NULL;
+		json_decref(j);
+		CHECK_EQ_INT(cnt_json_text_ok(b, n), want);
+		ok += (unsigned)want;
+	}
+	CHECK(ok > 1000 && ok < 199000);   /* both answers were asked */
+	CHECK(cnt_json_text_ok("", 0));
+	CHECK(!cnt_json_text_ok("a\0b", 3));
+}
+
 int main(void)
 {
 	RUN(test_lockstep_bounds);
@@ -346,5 +383,6 @@ int main(void)
 	RUN(test_report);
 	RUN(test_baseline_and_utf8);
 	RUN(test_defs_refusals);
+	RUN(test_json_text_oracle);
 	return unit_report("test_audit");
 }
