@@ -78,17 +78,17 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, CNT_CLI_SHORT, lo, NULL)) != -1) {
 		switch (c) {
 		case O_MEMBER: sel.member = optarg; break;
-		case O_TENANT: sel.tenant = optarg; break;
-		case O_COUNTER: sel.counter = optarg; break;
+		case O_TENANT: sel.tenant = cnt_cli_text("--tenant", optarg); break;
+		case O_COUNTER: sel.counter = cnt_cli_text("--counter", optarg); break;
 		case O_CAUSE: req.cause = optarg; break;
-		case O_REQ: req.requester = optarg; break;
-		case O_AUTH: req.authority = optarg; break;
+		case O_REQ: req.requester = cnt_cli_text("--requester", optarg); break;
+		case O_AUTH: req.authority = cnt_cli_text("--authority", optarg); break;
 		case O_LEDGER: ledger = optarg; break;
 		case O_NOW: req.created_at = cnt_cli_time("--now", optarg); break;
 		case O_EID:
 			if (strlen(optarg) < 1 || strlen(optarg) > 39)
 				cnt_die_usage("--erasure-id: from 1 to 39 bytes");
-			req.retraction_id = optarg;
+			req.retraction_id = cnt_cli_text("--erasure-id", optarg);
 			break;
 		case CNT_OPT_LEVEL: level = cnt_cli_level("--level", optarg); break;
 		default: cnt_cli_option(c, optarg, &co);

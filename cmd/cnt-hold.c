@@ -120,18 +120,18 @@ int main(int argc, char **argv)
 				cnt_die_usage("--signal: '%s' is not rate, lockstep or device", optarg);
 			sel.has_signal = 1;
 			break;
-		case O_TENANT: sel.tenant = optarg; break;
-		case O_COUNTER: sel.counter = optarg; break;
-		case O_MEMBER: sel.member = optarg; break;
+		case O_TENANT: sel.tenant = cnt_cli_text("--tenant", optarg); break;
+		case O_COUNTER: sel.counter = cnt_cli_text("--counter", optarg); break;
+		case O_MEMBER: sel.member = cnt_cli_text("--member", optarg); break;
 		case O_STATE:
 			if (cnt_hold_state_parse(optarg, &sel.state) != 0)
 				cnt_die_usage("--hold-state: '%s' is not pending, cleared or rejected", optarg);
 			sel.has_state = 1;
 			break;
-		case O_BY: dec.by = optarg; break;
+		case O_BY: dec.by = cnt_cli_text("--by", optarg); break;
 		case O_NOW: dec.at = cnt_cli_time("--now", optarg); break;
 		case O_LEDGER: ledger = optarg; break;
-		case O_AUTH: dec.authority = optarg; break;
+		case O_AUTH: dec.authority = cnt_cli_text("--authority", optarg); break;
 		case 'o': out_path = optarg; break;
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)

@@ -115,22 +115,22 @@ int main(int argc, char **argv)
 			keys[nkeys++] = optarg;
 			break;
 		case O_EVENTS: add_list(optarg); break;
-		case O_MEMBER: sel.member = optarg; break;
-		case O_TENANT: sel.tenant = optarg; break;
-		case O_COUNTER: sel.counter = optarg; break;
+		case O_MEMBER: sel.member = cnt_cli_text("--member", optarg); break;
+		case O_TENANT: sel.tenant = cnt_cli_text("--tenant", optarg); break;
+		case O_COUNTER: sel.counter = cnt_cli_text("--counter", optarg); break;
 		case O_FROM: sel.from = cnt_cli_time("--from", optarg); sel.has_from = 1; break;
 		case O_TO: sel.to = cnt_cli_time("--to", optarg); sel.has_to = 1; break;
-		case O_ATTR: add_attr(optarg); break;
+		case O_ATTR: cnt_cli_text("--attr", optarg); add_attr(optarg); break;
 		case O_SCOPE: scope = optarg; break;
 		case O_CAUSE: req.cause = optarg; break;
-		case O_REQ: req.requester = optarg; break;
-		case O_AUTH: req.authority = optarg; break;
+		case O_REQ: req.requester = cnt_cli_text("--requester", optarg); break;
+		case O_AUTH: req.authority = cnt_cli_text("--authority", optarg); break;
 		case O_LEDGER: ledger = optarg; break;
 		case O_NOW: req.created_at = cnt_cli_time("--now", optarg); break;
 		case O_RID:
 			if (strlen(optarg) < 1 || strlen(optarg) > 39)
 				cnt_die_usage("--retraction-id: from 1 to 39 bytes");
-			req.retraction_id = optarg;
+			req.retraction_id = cnt_cli_text("--retraction-id", optarg);
 			break;
 		case O_REBUILD: rebuild = optarg; break;
 		case O_SHARDS: shards = (uint32_t)cnt_cli_uint("--shards", optarg, 1, 65536); break;

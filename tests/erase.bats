@@ -284,6 +284,31 @@ value() {
 	one '.erased == 2 and .originals == 2 and .compensations == 0' st.json
 }
 
+@test "an event id the ledger cannot name (a NUL byte, from a segment no tool admitted): refused, named, nothing changed" {
+	{ ev n-1 dist m9 10 '' 2026-03-01T10:00:00Z; ev n-2 dist m9 20 '' 2026-03-01T10:05:00Z; } |
+		cnt-ingest -d "$DEFS" --now "$NOW" -c deflate -o clean.avro -
+	# Debian's python3-avro writes it again, a NUL in n-2's event_id
+	"$PY" - clean.avro bad.avro <<'EOF'
+import sys
+from avro.datafile import DataFileReader, DataFileWriter
+from avro.io import DatumReader, DatumWriter
+import avro.schema
+r = DataFileReader(open(sys.argv[1], "rb"), DatumReader())
+w = DataFileWriter(open(sys.argv[2], "wb"), DatumWriter(), avro.schema.parse(r.meta["avro.schema"].decode()), codec="deflate")
+for e in r:
+    if e["idempotency_key"] == "n-2":
+        e["event_id"] = "\0" + e["event_id"][1:]
+    w.append(e)
+w.close()
+EOF
+	cp bad.avro before.avro
+	run -2 --separate-stderr cnt-erase --member m9 --cause deleted "${WHO[@]}" bad.avro
+	[ "$stderr" = "cnt-erase: 'bad.avro' record 2: its event_id, tenant_id or counter_id is not UTF-8 text without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased" ]
+	cmp before.avro bad.avro
+	[ ! -s ledger.jsonl ]
+	no_temporaries
+}
+
 @test "a segment that cannot be read is refused before anything is written" {
 	make_log
 	retract_member m1
@@ -343,6 +368,12 @@ value() {
 	[[ "$output" == *"the segments to erase from are required"* ]]
 	run cnt-erase --member m1 --cause deleted --requester a --authority b --ledger l --level 2x log1.avro
 	[ "$status" -eq 2 ]
+	# what the ledger keeps as JSON text must be UTF-8
+	for o in --requester --authority --tenant --counter --erasure-id; do
+		run -2 --separate-stderr cnt-erase --member m1 --cause deleted --requester a --authority b --ledger l \
+			"$o" $'v\xff' log1.avro
+		[ "${stderr%%$'\n'*}" = "cnt-erase: $o: not UTF-8 text, which the ledger (JSON) cannot keep" ]
+	done
 	[ ! -e l ]
 }
 

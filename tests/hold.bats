@@ -345,6 +345,13 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 	[[ $output == "cnt-hold: nothing selected: "* ]]
 	run -2 cnt-hold reject --decisions d.jsonl --by ana --hold x holds.avro
 	[[ $output == "cnt-hold: reject needs --ledger (the retraction ledger)"* ]]
+	# what the ledgers keep as JSON text must be UTF-8 (it was "out of memory")
+	for o in --by --authority --tenant --counter --member; do
+		run -2 --separate-stderr cnt-hold reject --decisions d.jsonl --ledger r.jsonl --by ana --authority a \
+			"$o" $'v\xff' --signal rate holds.avro
+		[ "${stderr%%$'\n'*}" = "cnt-hold: $o: not UTF-8 text, which the ledger (JSON) cannot keep" ]
+	done
+	[ ! -e d.jsonl ] && [ ! -e r.jsonl ]
 }
 
 @test "ids holding quotes, backslashes and control characters: JSON lines parse, the table shows \\xNN" {
@@ -398,6 +405,20 @@ open(sys.argv[2], "wb").write(b)
 PYEOF
 	run -2 --separate-stderr cnt-hold list forged.avro
 	[[ $stderr == *"hold_id is not the one of its event_id"*"corrupt file" ]]
+	# a held event whose member_ref is not UTF-8 (hold id still its
+	# event's): no decision can name it, so nothing is decided
+	"$PY" - h0.avro notutf8.avro <<'PYEOF'
+import sys
+b = open(sys.argv[1], "rb").read()
+assert b.count(b"\x04x1") == 1
+open(sys.argv[2], "wb").write(b.replace(b"\x04x1", b"\x04\xff1"))
+PYEOF
+	run -0 cnt-hold list notutf8.avro
+	for verb in "reject --ledger ret.jsonl --authority case-9" "clear -o rel8.avro"; do
+		run -2 --separate-stderr cnt-hold $verb --decisions dec8.jsonl --by ana --now "$SOON" --signal device notutf8.avro
+		[[ $stderr == "cnt-hold: hold 'h-"*"': its event's member_ref is not UTF-8 text without NUL bytes, which no decision can name (a damaged hold file?); nothing decided" ]]
+		[ ! -s dec8.jsonl ] && [ ! -e ret.jsonl ] && [ ! -e rel8.avro ]
+	done
 	# decisions ledgers: a broken chain, a line cut short, not a decision
 	cnt-hold clear --decisions dec.jsonl --by ana --now "$SOON" -o rel.avro --signal lockstep holds.avro
 	sed '2s/"ana"/"eve"/' dec.jsonl >edited.jsonl

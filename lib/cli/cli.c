@@ -408,6 +408,13 @@ int64_t cnt_cli_time(const char *opt, const char *s)
 	return ms;
 }
 
+const char *cnt_cli_text(const char *opt, const char *s)
+{
+	if (!cnt_json_text_ok(s, strlen(s)))
+		cnt_die_usage("%s: not UTF-8 text, which the ledger (JSON) cannot keep", opt);
+	return s;
+}
+
 int cnt_cli_level(const char *opt, const char *s)
 {
 	return (int)cnt_cli_int(opt, s, -1000000, 1000000);

@@ -131,6 +131,9 @@ int64_t cnt_cli_time(const char *opt, const char *s);
 int cnt_cli_level(const char *opt, const char *s);
 /* --codec NAME (-c): a codec. */
 cnt_codec_id cnt_cli_codec(const char *opt, const char *s);
+/* A string a ledger keeps as JSON text (a requester, an authority, a
+ * selector): s, or a usage error naming opt when it is not UTF-8. */
+const char *cnt_cli_text(const char *opt, const char *s);
 
 /* ---- inputs and outputs ------------------------------------------------- */
 

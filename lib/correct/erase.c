@@ -6,6 +6,7 @@
 #include "model/fingerprint.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -15,6 +16,7 @@
 #include <xxhash.h>
 
 #include "avro/encoding.h"
+#include "avro/json.h"
 #include "base/jsonload.h"
 #include "base/outfile.h"
 #include "correct/ledger.h"
@@ -174,6 +176,14 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		}
 		if (!matches(sel, &e))
 			continue;
+		/* the erasure record names them in JSON strings (cnt-erase(1)) */
+		if (!cnt_json_text_ok(e.event_id.p, e.event_id.n) || !cnt_json_text_ok(e.tenant_id.p, e.tenant_id.n) ||
+		    !cnt_json_text_ok(e.counter_id.p, e.counter_id.n)) {
+			cnt_err_set(err, "'%s' record %" PRIu64 ": its event_id, tenant_id or counter_id is not UTF-8 text "
+				"without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased",
+				seg->name, seg->records);
+			goto out;
+		}
 		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0) ||
 		    cnt_retract_ctrs_add(&seg->ctrs, e.tenant_id, e.counter_id) != 0) {
 			cnt_err_nomem(err);

@@ -422,6 +422,8 @@ typedef struct decide_ctx {
 
 static int pick_one(void *vctx, cnt_held_in *in, const cnt_held *h, cnt_err *err)
 {
+	static const char *const what[] = {"event_id", "tenant_id", "counter_id", "member_ref"};
+	const cnt_slice named[] = {h->e.event_id, h->e.tenant_id, h->e.counter_id, h->e.member_ref};
 	decide_ctx *c = vctx;
 	json_t *rec;
 	const uint8_t *p;
@@ -438,6 +440,13 @@ static int pick_one(void *vctx, cnt_held_in *in, const cnt_held *h, cnt_err *err
 		return cnt_err_set(err, "hold '%s' was already %s by %s at %s: a hold is decided once",
 			c->sel->ids[key], jstr(rec, "decision"), jstr(rec, "decided_by"), jstr(rec, "decided_at"));
 	}
+	/* the decision (and a reject's ledger record) names these in JSON
+	 * strings: text they cannot carry means a damaged or forged file */
+	for (size_t i = 0; i < 4; i++)
+		if (!cnt_json_text_ok(named[i].p, named[i].n))
+			return cnt_err_set(err, "hold '%.34s': its event's %s is not UTF-8 text without NUL bytes, "
+				"which no decision can name (a damaged hold file?); nothing decided",
+				h->hold_id.p, what[i]);
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		pick *v = realloc(c->v, cap * sizeof(*v));

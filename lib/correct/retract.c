@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <xxhash.h>
 
+#include "avro/json.h"
 #include "base/outfile.h"
 #include "correct/ledger.h"
 #include "count/accum.h"
@@ -474,6 +475,24 @@ static char *dup_slice(cnt_slice s)
 	return p;
 }
 
+/* Why the event e cannot be retracted, or NULL when it can.  The ledger
+ * names its event id, tenant and counter in JSON strings, which hold
+ * UTF-8 and whose readers take no NUL (cnt-retraction(5)): a segment no
+ * tool admitted could otherwise make the record unwritable, or write a
+ * line that makes the whole ledger unreadable. */
+static const char *unretractable(const cnt_event *e)
+{
+	if (e->delta == INT64_MIN)
+		return "delta -9223372036854775808 cannot be negated; not retracted";
+	if (!cnt_json_text_ok(e->event_id.p, e->event_id.n))
+		return "its event_id is not UTF-8 text without NUL bytes, which the ledger cannot name; not retracted";
+	if (!cnt_json_text_ok(e->tenant_id.p, e->tenant_id.n))
+		return "its tenant_id is not UTF-8 text without NUL bytes, which the ledger cannot name; not retracted";
+	if (!cnt_json_text_ok(e->counter_id.p, e->counter_id.n))
+		return "its counter_id is not UTF-8 text without NUL bytes, which the ledger cannot name; not retracted";
+	return NULL;
+}
+
 int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	const cnt_retract_sel *sel, const cnt_retract_req *req,
 	int ledger_fd, const char *ledger_name, cnt_writer *out,
@@ -612,6 +631,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			const void *parts[3];
 			size_t lens[3];
 			int fresh;
+			const char *why;
 
 			if (cnt_event_decode(&c, &e, &ab, &lim, err) != 0)
 				goto out;
@@ -627,7 +647,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 			}
 			if (fresh == 0)
 				continue;   /* the same event twice in the log */
-			if (e.delta == INT64_MIN) {
+			if ((why = unretractable(&e)) != NULL) {
 				if (pass == 1) {
 					char *id = dup_slice(e.event_id);
 
@@ -637,7 +657,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 						goto out;
 					}
 					if (note)
-						note(ctx, id, "delta -9223372036854775808 cannot be negated; not retracted");
+						note(ctx, id, why);
 					free(id);
 				}
 				continue;
