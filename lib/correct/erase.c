@@ -503,8 +503,8 @@ int cnt_erase_record(const cnt_retract_req *req, const cnt_erase_sel *sel,
 		XXH3_128bits_update(hs, s->ids.p, s->ids.len);
 		/* the counters of this record's segments (a batch: cnt-erase(1)) */
 		for (size_t k = 0; k < s->ctrs.n; k++)
-			if (cnt_retract_ctrs_add(&ctrs, (cnt_slice){s->ctrs.tenant[k], s->ctrs.tn[k]},
-				    (cnt_slice){s->ctrs.counter[k], s->ctrs.cn[k]}) != 0)
+			if (cnt_retract_ctrs_add(&ctrs, (cnt_slice){s->ctrs.v[k].tenant, s->ctrs.v[k].tn},
+				    (cnt_slice){s->ctrs.v[k].counter, s->ctrs.v[k].cn}) != 0)
 				goto nomem;
 		if ((o = seg_json(s)) == NULL || json_array_append_new(segs, o) != 0)
 			goto nomem;

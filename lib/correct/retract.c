@@ -254,44 +254,48 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
 	return 0;
 }
 
+/* A malloc'd copy of s with a NUL after it, or NULL. */
+static char *dup_slice(cnt_slice s)
+{
+	char *p = malloc(s.n + 1);
+
+	if (p) {
+		memcpy(p, s.p, s.n);
+		p[s.n] = 0;
+	}
+	return p;
+}
+
+static int same(const char *a, size_t an, cnt_slice b)
+{
+	return an == b.n && memcmp(a, b.p, an) == 0;
+}
+
 int cnt_retract_ctrs_add(cnt_retract_ctrs *s, cnt_slice t, cnt_slice c)
 {
 	size_t n = s->n;
-	void *v;
+	cnt_retract_ctr *v;
 
 	for (size_t k = 0; k < n; k++) {
 		size_t i = (s->last + k) % n;
 
-		if (s->tn[i] == t.n && memcmp(s->tenant[i], t.p, t.n) == 0 && s->cn[i] == c.n &&
-		    memcmp(s->counter[i], c.p, c.n) == 0) {
+		if (same(s->v[i].tenant, s->v[i].tn, t) && same(s->v[i].counter, s->v[i].cn, c)) {
 			s->last = i;
 			return 0;
 		}
 	}
-	if ((v = realloc(s->tenant, (n + 1) * sizeof(*s->tenant))) == NULL)
+	if ((v = realloc(s->v, (n + 1) * sizeof(*v))) == NULL)
 		return -1;
-	s->tenant = v;
-	if ((v = realloc(s->counter, (n + 1) * sizeof(*s->counter))) == NULL)
-		return -1;
-	s->counter = v;
-	if ((v = realloc(s->tn, (n + 1) * sizeof(*s->tn))) == NULL)
-		return -1;
-	s->tn = v;
-	if ((v = realloc(s->cn, (n + 1) * sizeof(*s->cn))) == NULL)
-		return -1;
-	s->cn = v;
-	if ((s->tenant[n] = malloc(t.n + 1)) == NULL)
-		return -1;
-	if ((s->counter[n] = malloc(c.n + 1)) == NULL) {
-		free(s->tenant[n]);
+	s->v = v;
+	v[n].tenant = dup_slice(t);
+	v[n].counter = dup_slice(c);
+	v[n].tn = t.n;
+	v[n].cn = c.n;
+	if (v[n].tenant == NULL || v[n].counter == NULL) {
+		free(v[n].tenant);
+		free(v[n].counter);
 		return -1;
 	}
-	memcpy(s->tenant[n], t.p, t.n);
-	s->tenant[n][t.n] = 0;
-	memcpy(s->counter[n], c.p, c.n);
-	s->counter[n][c.n] = 0;
-	s->tn[n] = t.n;
-	s->cn[n] = c.n;
 	s->last = n;
 	s->n = n + 1;
 	return 0;
@@ -300,13 +304,10 @@ int cnt_retract_ctrs_add(cnt_retract_ctrs *s, cnt_slice t, cnt_slice c)
 void cnt_retract_ctrs_release(cnt_retract_ctrs *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		free(s->tenant[i]);
-		free(s->counter[i]);
+		free(s->v[i].tenant);
+		free(s->v[i].counter);
 	}
-	free(s->tenant);
-	free(s->counter);
-	free(s->tn);
-	free(s->cn);
+	free(s->v);
 	*s = (cnt_retract_ctrs){0};
 }
 
@@ -331,9 +332,10 @@ json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s)
 		/* insertion sort: a handful of pairs */
 		for (; j > 0; j--) {
 			size_t p = ord[j - 1];
-			int d = name_cmp(s->tenant[p], s->tn[p], s->tenant[i], s->tn[i]);
+			const cnt_retract_ctr *x = &s->v[p], *y = &s->v[i];
+			int d = name_cmp(x->tenant, x->tn, y->tenant, y->tn);
 
-			if (d < 0 || (d == 0 && name_cmp(s->counter[p], s->cn[p], s->counter[i], s->cn[i]) < 0))
+			if (d < 0 || (d == 0 && name_cmp(x->counter, x->cn, y->counter, y->cn) < 0))
 				break;
 			ord[j] = p;
 		}
@@ -344,8 +346,8 @@ json_t *cnt_retract_ctrs_json(const cnt_retract_ctrs *s)
 		size_t k = ord[i];
 
 		if (o == NULL || json_array_append_new(a, o) != 0 ||
-		    json_object_set_new(o, "tenant_id", json_stringn(s->tenant[k], s->tn[k])) != 0 ||
-		    json_object_set_new(o, "counter_id", json_stringn(s->counter[k], s->cn[k])) != 0)
+		    json_object_set_new(o, "tenant_id", json_stringn(s->v[k].tenant, s->v[k].tn)) != 0 ||
+		    json_object_set_new(o, "counter_id", json_stringn(s->v[k].counter, s->v[k].cn)) != 0)
 			goto nomem;
 	}
 	free(ord);
@@ -462,17 +464,6 @@ int cnt_retract_derive_id(const cnt_retract_req *req, const char *const *ids, si
 	cnt_ledger_hex(fp, hx);
 	snprintf(out, 40, "r-%s", hx);
 	return 0;
-}
-
-static char *dup_slice(cnt_slice s)
-{
-	char *p = malloc(s.n + 1);
-
-	if (p) {
-		memcpy(p, s.p, s.n);
-		p[s.n] = 0;
-	}
-	return p;
 }
 
 /* Why the event e cannot be retracted, or NULL when it can.  The ledger

@@ -128,9 +128,13 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
  * counter) pairs, which its record lists as "counters" (cnt-retraction(5))
  * so that cnt-seal correct cites it only on those counters' boards, even
  * when its selector names no tenant or counter.  Few: a linear set. */
+typedef struct cnt_retract_ctr {
+	char *tenant, *counter;        /* tn and cn bytes (and a NUL) */
+	size_t tn, cn;
+} cnt_retract_ctr;
+
 typedef struct cnt_retract_ctrs {
-	char **tenant, **counter;      /* tn[i] and cn[i] bytes each (and a NUL) */
-	size_t *tn, *cn;
+	cnt_retract_ctr *v;
 	size_t n;
 	size_t last;                   /* the pair found last: events come in runs */
 } cnt_retract_ctrs;
