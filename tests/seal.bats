@@ -257,6 +257,25 @@ close43() {
 	cnt-seal verify --sealed sealed
 }
 
+# retract_md: m-d's ride retracted by its event id alone (no --tenant or
+# --counter) into r-all.jsonl, as its third record; comp2.avro
+retract_md() {
+	cnt-retract --event "$(cnt-cat "$F/log.avro" | jq -r 'select(.member_ref == "m-d") | .event_id')" \
+		--cause deleted --requester ts-7 --authority gdpr-17 --ledger r-all.jsonl --now 2026-10-29T09:00:00Z \
+		-o comp2.avro "$F/log.avro" "$F/comp.avro"
+}
+
+# correct_again: the touched buckets counted again without the retracted
+# rides, then corrections 2, which must cite r-all.jsonl's third record alone
+correct_again() {
+	cnt-retract --rebuild "$F/revised.avro" -d "$DEFS" -o rev2.avro "$F/log.avro" "$F/comp.avro" comp2.avro
+	run -0 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions r-all.jsonl \
+		--now 2026-10-29T10:00:00Z rev2.avro
+	r2=$(jq -r -s '.[2].retraction_id' r-all.jsonl)
+	jq -e -s --arg r "$r2" '.[2].seq == 2 and .[2].retraction_ids == [$r]' sealed/ledger.jsonl
+	jq -e -s --arg r "$r2" 'all(.[]; .retraction_ids == [$r])' sealed/w43/global/corrections-000002.jsonl
+}
+
 @test "correct cites a retraction made without --tenant only on the boards of the counters it retracted" {
 	close43
 	cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \
@@ -268,18 +287,11 @@ close43() {
 	cp "$F/retractions.jsonl" r-all.jsonl
 	cnt-retract --event "$(cnt-cat steps.avro | jq -r .event_id)" --cause dq --requester ts-7 \
 		--authority case-9 --ledger r-all.jsonl --now 2026-10-29T08:00:00Z -o comp-steps.avro steps.avro
-	cnt-retract --event "$(cnt-cat "$F/log.avro" | jq -r 'select(.member_ref == "m-d") | .event_id')" \
-		--cause deleted --requester ts-7 --authority gdpr-17 --ledger r-all.jsonl --now 2026-10-29T09:00:00Z \
-		-o comp2.avro "$F/log.avro" "$F/comp.avro"
+	retract_md
 	# each record lists the counters of the events it retracted
 	jq -e -s '.[1].selector == {} and .[1].counters == [{tenant_id: "acme", counter_id: "steps"}]
 		and .[2].selector == {} and .[2].counters == [{tenant_id: "acme", counter_id: "distance_m"}]' r-all.jsonl
-	cnt-retract --rebuild "$F/revised.avro" -d "$DEFS" -o rev2.avro "$F/log.avro" "$F/comp.avro" comp2.avro
-	run -0 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions r-all.jsonl \
-		--now 2026-10-29T10:00:00Z rev2.avro
-	r2=$(jq -r -s '.[2].retraction_id' r-all.jsonl)
-	jq -e -s --arg r "$r2" '.[2].seq == 2 and .[2].retraction_ids == [$r]' sealed/ledger.jsonl
-	jq -e -s --arg r "$r2" 'all(.[]; .retraction_ids == [$r])' sealed/w43/global/corrections-000002.jsonl
+	correct_again
 	# a ledger line whose counters are not a list of {tenant_id, counter_id}: refused, nothing published
 	cp -a sealed before
 	jq -c '.counters = "acme"' "$F/retractions.jsonl" >bad-r.jsonl
@@ -306,15 +318,8 @@ close43() {
 	r1=$(jq -r -s '.[1].retraction_id' r-all.jsonl)
 	jq -e -s '.[1].cause == "fraud" and .[1].counters == []' r-all.jsonl
 	# then m-d's ride is retracted: the next corrections cite it alone
-	cnt-retract --event "$(cnt-cat "$F/log.avro" | jq -r 'select(.member_ref == "m-d") | .event_id')" \
-		--cause deleted --requester ts-7 --authority gdpr-17 --ledger r-all.jsonl --now 2026-10-29T09:00:00Z \
-		-o comp2.avro "$F/log.avro" "$F/comp.avro"
-	cnt-retract --rebuild "$F/revised.avro" -d "$DEFS" -o rev2.avro "$F/log.avro" "$F/comp.avro" comp2.avro
-	run -0 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions r-all.jsonl \
-		--now 2026-10-29T10:00:00Z rev2.avro
-	r2=$(jq -r -s '.[2].retraction_id' r-all.jsonl)
-	jq -e -s --arg r "$r2" '.[2].seq == 2 and .[2].retraction_ids == [$r]' sealed/ledger.jsonl
-	jq -e -s --arg r "$r2" 'all(.[]; .retraction_ids == [$r])' sealed/w43/global/corrections-000002.jsonl
+	retract_md
+	correct_again
 	! grep -q "$r1" sealed/ledger.jsonl sealed/w43/global/corrections-*.jsonl
 	cnt-seal verify --sealed sealed
 }
