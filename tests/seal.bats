@@ -324,6 +324,42 @@ correct_again() {
 	cnt-seal verify --sealed sealed
 }
 
+@test "a member_ref the standings cannot name (not UTF-8, from files no cnt tool wrote): status 2, nothing published" {
+	{ ev b1 m-ok 100 2026-10-20T10:00:00Z; ev b2 m-bad 200 2026-10-20T11:00:00Z; } |
+		cnt-ingest -d "$DEFS" --now 2026-10-20T12:00:00Z -c deflate -o clean.avro --rejects /dev/null -
+	# Debian's python3-avro writes it again with m-bad's member_ref as the
+	# bytes "m-\xff" (a bytes field, which readers take as a string)
+	"$PY" - clean.avro bad.avro <<'EOF'
+import json, sys
+from avro.datafile import DataFileReader, DataFileWriter
+from avro.io import DatumReader, DatumWriter
+import avro.schema
+r = DataFileReader(open(sys.argv[1], "rb"), DatumReader())
+sj = json.loads(r.meta["avro.schema"].decode())
+for f in sj["fields"]:
+    if f["name"] == "member_ref":
+        f["type"] = "bytes"
+w = DataFileWriter(open(sys.argv[2], "wb"), DatumWriter(), avro.schema.parse(json.dumps(sj)), codec="deflate")
+for e in r:
+    e["member_ref"] = b"m-\xff" if e["member_ref"] == "m-bad" else e["member_ref"].encode()
+    w.append(e)
+w.close()
+EOF
+	count bad-buckets.avro bad.avro
+	msg="a member_ref in the bucket files is not UTF-8 text without NUL bytes, which the standings cannot name (bucket files no cnt tool wrote?); nothing published"
+	run -2 --separate-stderr cnt-seal close -d "$DEFS" --season w43 --sealed sealed --now "$SEAL_AT" bad-buckets.avro
+	[ "$stderr" = "cnt-seal: scope 'global': $msg" ]
+	[ ! -e sealed/ledger.jsonl ] && [ ! -e sealed/w43 ]
+	# corrections from revised buckets holding it: refused, the seal unchanged
+	close43
+	cp -a sealed before
+	cnt-accumulate -o revised.avro "$F/revised.avro" bad-buckets.avro
+	run -2 --separate-stderr cnt-seal correct -d "$DEFS" --season w43 --sealed sealed \
+		--retractions "$F/retractions.jsonl" --now 2026-10-28T10:00:00Z revised.avro
+	[ "$stderr" = "cnt-seal: scope 'global': $msg" ]
+	diff -r before sealed
+}
+
 @test "correct refuses a season that is not sealed, and changes no retraction accounts for" {
 	run -2 cnt-seal correct -d "$DEFS" --season w43 --sealed sealed --retractions "$F/retractions.jsonl" \
 		--now 2026-10-28T10:00:00Z "$F/revised.avro"

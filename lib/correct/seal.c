@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "avro/json.h"
 #include "correct/ledger.h"
 #include "correct/retract.h"
 #include "model/fingerprint.h"
@@ -441,6 +442,18 @@ static int check_free(const cnt_seal_dir *s, const char *season, const char *sco
 	return 0;
 }
 
+/* 0 when the member's name can be a JSON string in the standings and
+ * corrections, or -1 with err set: bucket files hold what their writer
+ * gave them, and cnt-ingest admits UTF-8 alone, so such a name comes from
+ * files no cnt tool wrote. */
+static int nameable(const char *name, size_t len, const char *scope, cnt_err *err)
+{
+	if (cnt_json_text_ok(name, len))
+		return 0;
+	return cnt_err_set(err, "scope '%s': a member_ref in the bucket files is not UTF-8 text without NUL bytes, "
+		"which the standings cannot name (bucket files no cnt tool wrote?); nothing published", scope);
+}
+
 int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int64_t now, cnt_err *err)
 {
 	cnt_proj *p = bb->proj;
@@ -477,6 +490,8 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 		for (size_t k = 0; k < vb.n; k++) {
 			const cnt_view_entry *en = &vb.entries[k];
 
+			if (nameable(vb.pool + en->name_off, en->name_len, sc, err) != 0)
+				goto out;
 			if ((rec = json_object()) == NULL ||
 			    json_object_set_new(rec, "season_id", json_string(bb->label)) ||
 			    json_object_set_new(rec, "board_id", json_string(b->board_id)) ||
@@ -974,6 +989,8 @@ static int correct_scope(cnt_seal_dir *s, const cnt_seal_entry *st, const cnt_vi
 			int fresh;
 			smember *sm = sscope_get(&c, vb->pool + en->name_off, en->name_len, 0, &fresh);
 
+			if (pass == 0 && nameable(vb->pool + en->name_off, en->name_len, st->scope, err) != 0)
+				goto out;
 			if (sm)
 				seen[sm - c.m] = 1;
 			if (sm && sm->present && sm->value == en->value && sm->rank == (int64_t)en->rank)
