@@ -109,6 +109,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nin; i++) {
 		if (strcmp(names[i], "-") == 0)
 			cnt_die_usage("a segment is a file rewritten in place, not standard input");
+		cnt_cli_text("a segment's name", names[i]);   /* the record names it */
 		fds[i] = cnt_cli_open_in(names[i]);
 	}
 	if (req.created_at < 0) {

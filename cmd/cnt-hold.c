@@ -120,9 +120,9 @@ int main(int argc, char **argv)
 				cnt_die_usage("--signal: '%s' is not rate, lockstep or device", optarg);
 			sel.has_signal = 1;
 			break;
-		case O_TENANT: sel.tenant = cnt_cli_text("--tenant", optarg); break;
-		case O_COUNTER: sel.counter = cnt_cli_text("--counter", optarg); break;
-		case O_MEMBER: sel.member = cnt_cli_text("--member", optarg); break;
+		case O_TENANT: sel.tenant = optarg; break;
+		case O_COUNTER: sel.counter = optarg; break;
+		case O_MEMBER: sel.member = optarg; break;
 		case O_STATE:
 			if (cnt_hold_state_parse(optarg, &sel.state) != 0)
 				cnt_die_usage("--hold-state: '%s' is not pending, cleared or rejected", optarg);
@@ -157,6 +157,13 @@ int main(int argc, char **argv)
 			cnt_die_usage("%s needs --decisions and --by", verb);
 		if (dec.reject && ledger == NULL)
 			cnt_die_usage("reject needs --ledger (the retraction ledger)");
+		/* a reject's retraction record keeps the selectors */
+		if (dec.reject && sel.tenant)
+			cnt_cli_text("--tenant", sel.tenant);
+		if (dec.reject && sel.counter)
+			cnt_cli_text("--counter", sel.counter);
+		if (dec.reject && sel.member)
+			cnt_cli_text("--member", sel.member);
 		if (sel.has_state)
 			cnt_die_usage("--hold-state is for list: only pending holds are decided");
 		if (sel.nids == 0 && !sel.tenant && !sel.counter && !sel.member && !sel.has_signal)

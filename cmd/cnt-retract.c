@@ -69,14 +69,17 @@ static void add_attr(char *kv)
 	av[nattrs++] = eq + 1;
 }
 
-static void note(void *ctx, const char *key, const char *why)
+static void note(void *ctx, cnt_slice key, const char *why)
 {
 	char safe[4 * 256 + 1], *q = safe;
 
 	(void)ctx;
-	/* keys come from files we distrust: control bytes shown as \xNN */
-	for (const unsigned char *p = (const unsigned char *)key; *p && q < safe + sizeof(safe) - 5; p++)
-		q += *p < 0x20 || *p == 0x7f || *p == '\\' ? sprintf(q, "\\x%02x", *p) : sprintf(q, "%c", *p);
+	/* keys come from files we distrust: control bytes (NUL too) shown as \xNN */
+	for (size_t i = 0; i < key.n && q < safe + sizeof(safe) - 5; i++) {
+		unsigned char ch = (unsigned char)key.p[i];
+
+		q += ch < 0x20 || ch == 0x7f || ch == '\\' ? sprintf(q, "\\x%02x", ch) : sprintf(q, "%c", ch);
+	}
 	*q = 0;
 	cnt_cli_note("'%s': %s", safe, why);
 }

@@ -352,6 +352,9 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 		[ "${stderr%%$'\n'*}" = "cnt-hold: $o: not UTF-8 text, which the ledger (JSON) cannot keep" ]
 	done
 	[ ! -e d.jsonl ] && [ ! -e r.jsonl ]
+	# list keeps nothing: any bytes select
+	run -0 cnt-hold list -F json --member $'v\xff' holds.avro
+	[ -z "$output" ]
 }
 
 @test "ids holding quotes, backslashes and control characters: JSON lines parse, the table shows \\xNN" {

@@ -346,7 +346,7 @@ for e in r:
 w.close()
 EOF
 	count bad-buckets.avro bad.avro
-	msg="a member_ref in the bucket files is not UTF-8 text without NUL bytes, which the standings cannot name (bucket files no cnt tool wrote?); nothing published"
+	msg="member_ref 'm-\\xff' in the bucket files is not UTF-8 text without NUL bytes, which the standings cannot name (bucket files no cnt tool wrote?); nothing published"
 	run -2 --separate-stderr cnt-seal close -d "$DEFS" --season w43 --sealed sealed --now "$SEAL_AT" bad-buckets.avro
 	[ "$stderr" = "cnt-seal: scope 'global': $msg" ]
 	[ ! -e sealed/ledger.jsonl ] && [ ! -e sealed/w43 ]
@@ -494,6 +494,12 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	run -2 cnt-seal close -d "$DEFS" --season c43 --sealed sealed --now "$SEAL_AT" --scopes scopes.csv \
 		--scope west "$F/buckets.avro"
 	[ "$output" = "cnt-seal: season 'c43' has no member in scope 'west'" ]
+	# a scope name that is not UTF-8 (it was "out of memory"): nothing published
+	printf 'member_ref,scope\nm-a,we\377st\n' >bad-scopes.csv
+	cp -a sealed before
+	run -2 cnt-seal close -d "$DEFS" --season c43 --sealed sealed --now "$SEAL_AT" --scopes bad-scopes.csv "$F/buckets.avro"
+	[ "$output" = "cnt-seal: board 'acme-cohorts': a scope name (from --scopes, or the events' scope attribute) is not UTF-8 text, which the ledger cannot name; nothing published" ]
+	diff -r before sealed
 	cnt-seal verify --sealed sealed
 	run -0 cnt-seal show --season c43 --sealed sealed --scope 'q"u\o'
 	[ "$(echo "$output" | jq -r .scope)" = 'q"u\o' ]

@@ -167,6 +167,7 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		return -1;
 	seg->codec = cnt_reader_codec(cnt_records_reader(t.rin));
 	while ((got = next_event(&t, &ab, &e, &p, &n, err)) > 0) {
+		const char *bad;
 		uint64_t old;
 
 		seg->records++;
@@ -177,11 +178,12 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		if (!matches(sel, &e))
 			continue;
 		/* the erasure record names them in JSON strings (cnt-erase(1)) */
-		if (!cnt_json_text_ok(e.event_id.p, e.event_id.n) || !cnt_json_text_ok(e.tenant_id.p, e.tenant_id.n) ||
-		    !cnt_json_text_ok(e.counter_id.p, e.counter_id.n)) {
-			cnt_err_set(err, "'%s' record %" PRIu64 ": its event_id, tenant_id or counter_id is not UTF-8 text "
-				"without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased",
-				seg->name, seg->records);
+		if ((bad = !cnt_json_text_ok(e.event_id.p, e.event_id.n) ? "event_id"
+			: !cnt_json_text_ok(e.tenant_id.p, e.tenant_id.n) ? "tenant_id"
+			: !cnt_json_text_ok(e.counter_id.p, e.counter_id.n) ? "counter_id" : NULL) != NULL) {
+			cnt_err_set(err, "'%s' record %" PRIu64 ": its %s is not UTF-8 text without NUL bytes, which the "
+				"erasure record cannot name (a segment no tool admitted?); nothing erased",
+				seg->name, seg->records, bad);
 			goto out;
 		}
 		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0) ||

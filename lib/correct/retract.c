@@ -487,7 +487,7 @@ static const char *unretractable(const cnt_event *e)
 int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	const cnt_retract_sel *sel, const cnt_retract_req *req,
 	int ledger_fd, const char *ledger_name, cnt_writer *out,
-	void (*note)(void *ctx, const char *key, const char *why), void *ctx,
+	void (*note)(void *ctx, cnt_slice key, const char *why), void *ctx,
 	cnt_retract_result *res, cnt_err *err)
 {
 	cnt_fpset done, seen, kidx;
@@ -586,7 +586,7 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 		if (!found[i]) {
 			res->not_found++;
 			if (note)
-				note(ctx, sel->keys[i], "not in the log");
+				note(ctx, (cnt_slice){sel->keys[i], strlen(sel->keys[i])}, "not in the log");
 		}
 
 	/* The retracted set decides the id, so it is known before writing. */
@@ -640,16 +640,9 @@ int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 				continue;   /* the same event twice in the log */
 			if ((why = unretractable(&e)) != NULL) {
 				if (pass == 1) {
-					char *id = dup_slice(e.event_id);
-
 					res->refused++;
-					if (id == NULL) {
-						cnt_err_nomem(err);
-						goto out;
-					}
 					if (note)
-						note(ctx, id, why);
-					free(id);
+						note(ctx, e.event_id, why);
 				}
 				continue;
 			}

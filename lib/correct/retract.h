@@ -109,14 +109,15 @@ int cnt_retract_ledger_load(int fd, const char *name, cnt_fpset *done, cnt_fp *l
  * last line.  The caller appends it (cnt_retract_ledger_append) once the
  * compensations are safely written, and only then publishes them: nothing
  * that can run out of memory comes between.  note(ctx, key, why) is called for each key
- * that names no event ("not in the log") and each event refused.  The
+ * that names no event ("not in the log") and each event refused (its id,
+ * which may hold any bytes).  The
  * derived retraction_id is "r-" and 32 hex digits of XXH3-128 over cause,
  * requester, authority, created_at and the retracted event ids.
  * 0, or -1 with err set. */
 int cnt_retract_run(const int *fds, const char *const *names, size_t n,
 	const cnt_retract_sel *sel, const cnt_retract_req *req,
 	int ledger_fd, const char *ledger_name, cnt_writer *out,
-	void (*note)(void *ctx, const char *key, const char *why), void *ctx,
+	void (*note)(void *ctx, cnt_slice key, const char *why), void *ctx,
 	cnt_retract_result *res, cnt_err *err);
 
 /* Appends line (NUL-terminated, ending in a newline) to the ledger at fd,

@@ -340,9 +340,10 @@ static void test_defs_refusals(void)
 }
 
 /* cnt_json_text_ok, which the ledgers' writers ask before naming a string
- * (the audit, retraction, erasure and decision ledgers), against jansson's
- * own check: 200,000 strings of the bytes that matter (ASCII, NUL,
- * continuation bytes, every lead byte class and its edges). */
+ * (the audit, retraction, erasure and decision ledgers, the sealed
+ * standings and corrections), against jansson's own check: 200,000
+ * strings of the bytes that matter (ASCII, NUL, continuation bytes, every
+ * lead byte class and its edges). */
 static void test_json_text_oracle(void)
 {
 	static const unsigned char alpha[] = {

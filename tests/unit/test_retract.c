@@ -107,12 +107,12 @@ static void read_back(int fd, char *out, size_t cap)
 static char *noted[8];
 static size_t nnoted;
 
-static void note(void *ctx, const char *key, const char *why)
+static void note(void *ctx, cnt_slice key, const char *why)
 {
 	(void)ctx;
 	(void)why;
 	if (nnoted < 8)
-		noted[nnoted++] = strdup(key);
+		noted[nnoted++] = strndup(key.p, key.n);
 }
 
 static int run(int log, const cnt_retract_sel *sel, int ledger, int outfd, cnt_retract_result *r)
