@@ -288,19 +288,7 @@ value() {
 	{ ev n-1 dist m9 10 '' 2026-03-01T10:00:00Z; ev n-2 dist m9 20 '' 2026-03-01T10:05:00Z; } |
 		cnt-ingest -d "$DEFS" --now "$NOW" -c deflate -o clean.avro -
 	# Debian's python3-avro writes it again, a NUL in n-2's event_id
-	"$PY" - clean.avro bad.avro <<'EOF'
-import sys
-from avro.datafile import DataFileReader, DataFileWriter
-from avro.io import DatumReader, DatumWriter
-import avro.schema
-r = DataFileReader(open(sys.argv[1], "rb"), DatumReader())
-w = DataFileWriter(open(sys.argv[2], "wb"), DatumWriter(), avro.schema.parse(r.meta["avro.schema"].decode()), codec="deflate")
-for e in r:
-    if e["idempotency_key"] == "n-2":
-        e["event_id"] = "\0" + e["event_id"][1:]
-    w.append(e)
-w.close()
-EOF
+	"$PY" "$DATA/avro-poke.py" clean.avro bad.avro n-2 event_id '"\0" + v[1:]'
 	cp bad.avro before.avro
 	run -2 --separate-stderr cnt-erase --member m9 --cause deleted "${WHO[@]}" bad.avro
 	[ "$stderr" = "cnt-erase: 'bad.avro' record 2: its event_id is not UTF-8 text without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased" ]

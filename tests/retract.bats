@@ -222,25 +222,8 @@ EOF
 	# admitted) with a NUL in the event_id of n-1, a byte 0xff in the
 	# tenant_id of n-2 (written as bytes, which readers take as a string)
 	# and a NUL in the counter_id of n-3
-	"$PY" - clean.avro bad.avro <<'EOF'
-import json, sys
-from avro.datafile import DataFileReader, DataFileWriter
-from avro.io import DatumReader, DatumWriter
-import avro.schema
-r = DataFileReader(open(sys.argv[1], "rb"), DatumReader())
-sj = json.loads(r.meta["avro.schema"].decode())
-for f in sj["fields"]:
-    if f["name"] == "tenant_id":
-        f["type"] = "bytes"
-w = DataFileWriter(open(sys.argv[2], "wb"), DatumWriter(), avro.schema.parse(json.dumps(sj)), codec="deflate")
-for e in r:
-    k = e["idempotency_key"]
-    e["tenant_id"] = b"utc\xff" if k == "n-2" else e["tenant_id"].encode()
-    if k == "n-1": e["event_id"] = e["event_id"][:8] + "\0" + e["event_id"][9:]
-    if k == "n-3": e["counter_id"] = "dist\0"
-    w.append(e)
-w.close()
-EOF
+	"$PY" "$DATA/avro-poke.py" clean.avro bad.avro --bytes tenant_id \
+		n-1 event_id 'v[:8] + "\0" + v[9:]' n-2 tenant_id 'b"utc\xff"' n-3 counter_id '"dist\0"'
 	run --separate-stderr cnt-retract --event n-1 --event n-2 --event n-3 --event n-4 --cause fraud "${WHO[@]}" \
 		-o c.avro --stats st.json bad.avro
 	[ "$status" -eq 0 ]

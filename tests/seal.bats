@@ -329,22 +329,7 @@ correct_again() {
 		cnt-ingest -d "$DEFS" --now 2026-10-20T12:00:00Z -c deflate -o clean.avro --rejects /dev/null -
 	# Debian's python3-avro writes it again with m-bad's member_ref as the
 	# bytes "m-\xff" (a bytes field, which readers take as a string)
-	"$PY" - clean.avro bad.avro <<'EOF'
-import json, sys
-from avro.datafile import DataFileReader, DataFileWriter
-from avro.io import DatumReader, DatumWriter
-import avro.schema
-r = DataFileReader(open(sys.argv[1], "rb"), DatumReader())
-sj = json.loads(r.meta["avro.schema"].decode())
-for f in sj["fields"]:
-    if f["name"] == "member_ref":
-        f["type"] = "bytes"
-w = DataFileWriter(open(sys.argv[2], "wb"), DatumWriter(), avro.schema.parse(json.dumps(sj)), codec="deflate")
-for e in r:
-    e["member_ref"] = b"m-\xff" if e["member_ref"] == "m-bad" else e["member_ref"].encode()
-    w.append(e)
-w.close()
-EOF
+	"$PY" "$ROOT/tests/data/core/avro-poke.py" clean.avro bad.avro --bytes member_ref b2 member_ref 'b"m-\xff"'
 	count bad-buckets.avro bad.avro
 	msg="member_ref 'm-\\xff' in the bucket files is not UTF-8 text without NUL bytes, which the standings cannot name (bucket files no cnt tool wrote?); nothing published"
 	run -2 --separate-stderr cnt-seal close -d "$DEFS" --season w43 --sealed sealed --now "$SEAL_AT" bad-buckets.avro
