@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/stage_stats.h"
 #include "model/fingerprint.h"
@@ -58,29 +59,16 @@ static void write_stats(const char *path, const cnt_accum_stats *st, size_t memo
 	cnt_stats_write(&s, path);
 }
 
-/* s, at most 128 bytes of it, with control bytes and backslashes as \xNN */
-static const char *safe(cnt_slice s, char *out)
-{
-	char *q = out;
-
-	for (size_t i = 0; i < s.n && i < 128; i++) {
-		unsigned char ch = (unsigned char)s.p[i];
-
-		q += ch < 0x20 || ch == 0x7f || ch == '\\' ? sprintf(q, "\\x%02x", ch) : sprintf(q, "%c", ch);
-	}
-	*q = 0;
-	return out;
-}
-
 /* -v: each stale record, by key, and which time is not known */
 static void name_stale(void *ctx, const cnt_bucket *b, int which)
 {
-	char t[4 * 128 + 1], c[4 * 128 + 1], m[4 * 128 + 1], when[32];
+	char t[CNT_SHOWN_SIZE(128)], c[CNT_SHOWN_SIZE(128)], m[CNT_SHOWN_SIZE(128)], when[32];
 
 	(void)ctx;
 	cnt_time_format_rfc3339(b->bucket_start, when);
-	cnt_cli_note("stale: '%s' '%s' v%d '%s' %s shard %d: %s not known", safe(b->tenant_id, t), safe(b->counter_id, c),
-		(int)b->counter_version, safe(b->member_ref, m), when, (int)b->shard,
+	cnt_cli_note("stale: '%s' '%s' v%d '%s' %s shard %d: %s not known", cnt_shown(b->tenant_id.p, b->tenant_id.n, 128, t),
+		cnt_shown(b->counter_id.p, b->counter_id.n, 128, c), (int)b->counter_version,
+		cnt_shown(b->member_ref.p, b->member_ref.n, 128, m), when, (int)b->shard,
 		which == 3 ? "last_event_time and max_ingest_time" : which == 1 ? "last_event_time" : "max_ingest_time");
 }
 

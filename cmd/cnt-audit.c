@@ -214,7 +214,7 @@ int main(int argc, char **argv)
 		if ((w = cnt_event_writer_new(out.fd, out_path, codec, level, &err)) == NULL ||
 		    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0 ||
 		    cnt_audit_retract(a, fds, (const char *const *)argv + optind, (size_t)nin, order, &req, lfd, ledger,
-			    w, &r, rid, &named, &err) != 0)
+			    w, cnt_cli_note_key, NULL, &r, rid, &named, &err) != 0)
 			cnt_die_err(&err);
 		sum.retracted = r.retracted;
 		sum.already = r.already;

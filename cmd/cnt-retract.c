@@ -69,21 +69,6 @@ static void add_attr(char *kv)
 	av[nattrs++] = eq + 1;
 }
 
-static void note(void *ctx, cnt_slice key, const char *why)
-{
-	char safe[4 * 256 + 1], *q = safe;
-
-	(void)ctx;
-	/* keys come from files we distrust: control bytes (NUL too) shown as \xNN */
-	for (size_t i = 0; i < key.n && q < safe + sizeof(safe) - 5; i++) {
-		unsigned char ch = (unsigned char)key.p[i];
-
-		q += ch < 0x20 || ch == 0x7f || ch == '\\' ? sprintf(q, "\\x%02x", ch) : sprintf(q, "%c", ch);
-	}
-	*q = 0;
-	cnt_cli_note("'%s': %s", safe, why);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -207,7 +192,7 @@ int main(int argc, char **argv)
 		    (w = cnt_event_writer_new(out.fd, out_path ? out_path : "standard output", codec, level, &err)) == NULL ||
 		    cnt_fp_track(w, CNT_FP_EVENTS, &err) != 0 ||
 		    cnt_retract_run(fds, (const char *const *)argv + optind, (size_t)nin, &sel, &req, lfd, ledger, w,
-			    note, NULL, &r, &err) != 0)
+			    cnt_cli_note_key, NULL, &r, &err) != 0)
 			cnt_die_err(&err);
 		cnt_stats_u64(&s, "in", r.in);
 		cnt_stats_u64(&s, "out", r.retracted);

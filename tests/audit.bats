@@ -122,6 +122,18 @@ PY
 	done <flagged.txt
 }
 
+@test "a flagged view that cannot be retracted (delta -2^63) is named on standard error and counted as rejected" {
+	"$ADATA/gen.py" burst | sed '/"bb-3"/s/"delta":1/"delta":-9223372036854775808/' |
+		cnt-ingest -d "$DEFS" --now "$NOW" --max-past 400d -o log.avro -
+	id=$(cnt-cat log.avro | jq -r 'select(.idempotency_key == "bb-3") | .event_id')
+	run -0 --separate-stderr cnt-audit "${AUD[@]}" "${WHO[@]}" -o comp.avro -F json --stats st.json log.avro
+	[ "$stderr" = "cnt-audit: '$id': delta -9223372036854775808 cannot be negated; not retracted" ]
+	jq -e '.flagged == 12 and .out == 11 and .rejected == 1 and .balanced and .ledger_records == 1' st.json
+	# the other eleven are retracted, and the ledger does not name the refused one
+	[ "$(cnt-cat comp.avro | jq -r .item | sort | paste -sd' ' -)" = "B01 B02 B04 B05 B06 B07 B08 B09 B10 B11 B12" ]
+	jq -e --arg id "$id" '(.event_ids | length) == 11 and (.event_ids | index($id)) == null' ledger.jsonl
+}
+
 @test "idempotent: the same audit again writes no compensation and no ledger line" {
 	log log.avro
 	cnt-audit "${AUD[@]}" "${WHO[@]}" -o comp.avro -F json log.avro >rep1.json

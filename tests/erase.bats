@@ -290,8 +290,9 @@ value() {
 	# Debian's python3-avro writes it again, a NUL in n-2's event_id
 	"$PY" "$DATA/avro-poke.py" clean.avro bad.avro n-2 event_id '"\0" + v[1:]'
 	cp bad.avro before.avro
+	id=$(cnt-cat clean.avro | jq -r 'select(.idempotency_key == "n-2") | .event_id')
 	run -2 --separate-stderr cnt-erase --member m9 --cause deleted "${WHO[@]}" bad.avro
-	[ "$stderr" = "cnt-erase: 'bad.avro' record 2: its event_id is not UTF-8 text without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased" ]
+	[ "$stderr" = "cnt-erase: 'bad.avro' record 2: its event_id '\\x00${id:1}' is not UTF-8 text without NUL bytes, which the erasure record cannot name (a segment no tool admitted?); nothing erased" ]
 	cmp before.avro bad.avro
 	[ ! -s ledger.jsonl ]
 	no_temporaries

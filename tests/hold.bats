@@ -419,7 +419,7 @@ PYEOF
 	run -0 cnt-hold list notutf8.avro
 	for verb in "reject --ledger ret.jsonl --authority case-9" "clear -o rel8.avro"; do
 		run -2 --separate-stderr cnt-hold $verb --decisions dec8.jsonl --by ana --now "$SOON" --signal device notutf8.avro
-		[[ $stderr == "cnt-hold: hold 'h-"*"': its event's member_ref is not UTF-8 text without NUL bytes, which no decision can name (a damaged hold file?); nothing decided" ]]
+		[[ $stderr == "cnt-hold: hold 'h-"*"': its event's member_ref '\\xff1' is not UTF-8 text without NUL bytes, which no decision can name (a damaged hold file?); nothing decided" ]]
 		[ ! -s dec8.jsonl ] && [ ! -e ret.jsonl ] && [ ! -e rel8.avro ]
 	done
 	# decisions ledgers: a broken chain, a line cut short, not a decision

@@ -483,7 +483,7 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	printf 'member_ref,scope\nm-a,we\377st\n' >bad-scopes.csv
 	cp -a sealed before
 	run -2 cnt-seal close -d "$DEFS" --season c43 --sealed sealed --now "$SEAL_AT" --scopes bad-scopes.csv "$F/buckets.avro"
-	[ "$output" = "cnt-seal: board 'acme-cohorts': a scope name (from --scopes, or the events' scope attribute) is not UTF-8 text, which the ledger cannot name; nothing published" ]
+	[ "$output" = "cnt-seal: board 'acme-cohorts': scope 'we\\xffst' (from --scopes, or the events' scope attribute) is not UTF-8 text, which the ledger cannot name; nothing published" ]
 	diff -r before sealed
 	cnt-seal verify --sealed sealed
 	run -0 cnt-seal show --season c43 --sealed sealed --scope 'q"u\o'

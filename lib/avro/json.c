@@ -7,42 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "time/timefmt.h"
 
 static const char hexd[] = "0123456789abcdef";
-
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when invalid. */
-static size_t utf8_len(const uint8_t *p, size_t n)
-{
-	uint8_t c = p[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
-}
 
 int cnt_json_text_ok(const void *p, size_t n)
 {
 	const uint8_t *b = p;
 
 	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(b + i, n - i);
+		size_t l = cnt_utf8_len(b + i, n - i);
 
 		if (l == 0 || b[i] == 0)
 			return 0;
@@ -93,7 +68,7 @@ int cnt_json_string(cnt_buf *out, const uint8_t *p, size_t n, int bytes)
 			continue;
 		}
 		{
-			size_t l = utf8_len(p + i, n - i);
+			size_t l = cnt_utf8_len(p + i, n - i);
 
 			if (l == 0) {
 				*o++ = '\\'; *o++ = 'u'; *o++ = '0'; *o++ = '0';

@@ -19,6 +19,7 @@
 
 #include "avro/json.h"
 #include "base/err.h"
+#include "base/text.h"
 #include "time/timefmt.h"
 
 /* One process, one tool: the command layer's state is the process's. */
@@ -211,6 +212,14 @@ void cnt_cli_note(const char *fmt, ...)
 	va_start(ap, fmt);
 	vmessage(fmt, ap);
 	va_end(ap);
+}
+
+void cnt_cli_note_key(void *ctx, cnt_slice key, const char *why)
+{
+	char shown[CNT_SHOWN_SIZE(256)];
+
+	(void)ctx;
+	cnt_cli_note("'%s': %s", cnt_shown(key.p, key.n, 256, shown), why);
 }
 
 void cnt_die(const char *fmt, ...)

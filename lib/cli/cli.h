@@ -42,6 +42,7 @@
 #include "avro/codec.h"
 #include "base/buf.h"
 #include "base/outfile.h"
+#include "base/slice.h"
 
 /* ---- start, options, usage ---------------------------------------------- */
 
@@ -97,6 +98,11 @@ void cnt_cli_max_operands(int argc, char **argv, int first, int max, const char 
 /* "<tool>: <message>" on standard error in one write, the progress line
  * (if any) cleared first: for -v summaries, warnings and reject lines. */
 void cnt_cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<tool>: '<key>': <why>", as cnt_cli_note, the key (from files we
+ * distrust) by cnt_shown's rule and cut after 256 bytes: the note
+ * cnt_retract_run and cnt_audit_retract take for each event they do not
+ * retract.  ctx is not used. */
+void cnt_cli_note_key(void *ctx, cnt_slice key, const char *why);
 
 /* ---- fatal errors ------------------------------------------------------- */
 

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 
 #include "avro/json.h"
 #include "base/fpset.h"
+#include "base/text.h"
 #include "correct/ledger.h"
 #include "count/hll.h"
 #include "time/timefmt.h"
@@ -753,7 +755,8 @@ int cnt_audit_ledger_has(int fd, const char *name, const char *rid, int *has, cn
 
 int cnt_audit_retract(const cnt_audit *a, const int *fds, const char *const *names, size_t n,
 	const size_t *order, const cnt_retract_req *req, int ledger_fd, const char *ledger_name,
-	cnt_writer *out, cnt_retract_result *res, char rid[40], int *named, cnt_err *err)
+	cnt_writer *out, void (*note)(void *ctx, cnt_slice key, const char *why), void *ctx,
+	cnt_retract_result *res, char rid[40], int *named, cnt_err *err)
 {
 	cnt_retract_sel sel = {.scope = CNT_SCOPE_EVENT, .keys = a->flagged, .nkeys = a->nflagged,
 		.tenant = a->k->tenant_id, .counter = a->k->counter_id};
@@ -782,7 +785,7 @@ int cnt_audit_retract(const cnt_audit *a, const int *fds, const char *const *nam
 	}
 	r.retraction_id = rid;
 	r.cause = "fraud";
-	if (sel.nkeys ? cnt_retract_run(ofd, onames, n, &sel, &r, ledger_fd, ledger_name, out, NULL, NULL, res,
+	if (sel.nkeys ? cnt_retract_run(ofd, onames, n, &sel, &r, ledger_fd, ledger_name, out, note, ctx, res,
 			    err) : cnt_writer_finish(out, err))
 		goto out;
 	*named = res->ledger_records || has;
@@ -812,18 +815,14 @@ static int jtime(cnt_buf *b, const char *key, int64_t ms)
 	return cnt_buf_printf(b, ",\"%s\":\"%s\"", key, t);
 }
 
-/* s for a terminal: control bytes and backslashes as \xNN */
+/* s for a terminal, by cnt_buf_shown's rule; width >= 0: padded to it and
+ * one space after */
 static int shown(cnt_buf *b, const char *s, int width)
 {
-	int n = 0;
+	long n = cnt_buf_shown(b, s, strlen(s), SIZE_MAX);
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		int esc = *p < 0x20 || *p == 0x7f || *p == '\\';
-
-		if (esc ? cnt_buf_printf(b, "\\x%02x", *p) : cnt_buf_putc(b, *p))
-			return -1;
-		n += esc ? 4 : 1;
-	}
+	if (n < 0)
+		return -1;
 	if (width < 0)
 		return 0;
 	for (; n < width; n++)

@@ -143,13 +143,16 @@ int cnt_audit_retraction_id(const cnt_audit *a, const char *requester, const cha
  * O_RDWR | O_APPEND), the compensations to out (finished; empty when
  * nothing is flagged).  req gives requester, authority and created_at;
  * the retraction id is cnt_audit_retraction_id's, copied into rid.  The
- * record to append is left in res->ledger_line, as cnt_retract_run does.
+ * record to append is left in res->ledger_line, as cnt_retract_run does;
+ * note (when not NULL) is called with ctx for each flagged event it
+ * refuses, as cnt_retract_run's.
  * *named is 1 when the audit's retraction is in the ledger after the
  * append (a record is to be appended, or one with that id is there from
  * an earlier run), else 0.  0, or -1 with err set. */
 int cnt_audit_retract(const cnt_audit *a, const int *fds, const char *const *names, size_t n,
 	const size_t *order, const cnt_retract_req *req, int ledger_fd, const char *ledger_name,
-	cnt_writer *out, cnt_retract_result *res, char rid[40], int *named, cnt_err *err);
+	cnt_writer *out, void (*note)(void *ctx, cnt_slice key, const char *why), void *ctx,
+	cnt_retract_result *res, char rid[40], int *named, cnt_err *err);
 
 /* Whether the retraction ledger at fd (read from its current offset to
  * the end) holds a record with retraction id rid: *has 1 or 0.  0, or

@@ -19,6 +19,7 @@
 #include "avro/json.h"
 #include "base/jsonload.h"
 #include "base/outfile.h"
+#include "base/text.h"
 #include "correct/ledger.h"
 #include "model/event.h"
 #include "model/record_reader.h"
@@ -167,7 +168,7 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		return -1;
 	seg->codec = cnt_reader_codec(cnt_records_reader(t.rin));
 	while ((got = next_event(&t, &ab, &e, &p, &n, err)) > 0) {
-		const char *bad;
+		const cnt_slice *bad;
 		uint64_t old;
 
 		seg->records++;
@@ -178,12 +179,15 @@ static int scan_one(int fd, cnt_erase_seg *seg, const cnt_erase_sel *sel, cnt_fp
 		if (!matches(sel, &e))
 			continue;
 		/* the erasure record names them in JSON strings (cnt-erase(1)) */
-		if ((bad = !cnt_json_text_ok(e.event_id.p, e.event_id.n) ? "event_id"
-			: !cnt_json_text_ok(e.tenant_id.p, e.tenant_id.n) ? "tenant_id"
-			: !cnt_json_text_ok(e.counter_id.p, e.counter_id.n) ? "counter_id" : NULL) != NULL) {
-			cnt_err_set(err, "'%s' record %" PRIu64 ": its %s is not UTF-8 text without NUL bytes, which the "
-				"erasure record cannot name (a segment no tool admitted?); nothing erased",
-				seg->name, seg->records, bad);
+		if ((bad = !cnt_json_text_ok(e.event_id.p, e.event_id.n) ? &e.event_id
+			: !cnt_json_text_ok(e.tenant_id.p, e.tenant_id.n) ? &e.tenant_id
+			: !cnt_json_text_ok(e.counter_id.p, e.counter_id.n) ? &e.counter_id : NULL) != NULL) {
+			char shown[CNT_SHOWN_SIZE(64)];
+
+			cnt_err_set(err, "'%s' record %" PRIu64 ": its %s '%s' is not UTF-8 text without NUL bytes, which "
+				"the erasure record cannot name (a segment no tool admitted?); nothing erased",
+				seg->name, seg->records, bad == &e.event_id ? "event_id" : bad == &e.tenant_id ? "tenant_id"
+				: "counter_id", cnt_shown(bad->p, bad->n, 64, shown));
 			goto out;
 		}
 		if (add_id(&seg->ids, e.event_id) != 0 || (e.retracts.p == NULL && add_id(orig, e.event_id) != 0) ||

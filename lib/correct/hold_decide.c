@@ -17,6 +17,7 @@
 #include "avro/json.h"
 #include "base/buf.h"
 #include "base/fpset.h"
+#include "base/text.h"
 #include "correct/retract.h"
 #include "model/held.h"
 #include "time/timefmt.h"
@@ -286,21 +287,15 @@ static int jslice(cnt_buf *b, const char *key, cnt_slice s)
 	return cnt_json_string(b, (const uint8_t *)s.p, s.n, 0);
 }
 
-/* Untrusted bytes for a terminal: control bytes, DEL and '\' as \xNN. */
+/* Untrusted bytes for a table, by cnt_buf_shown's rule ("-" when empty),
+ * padded to width characters and two spaces after. */
 static int shown(cnt_buf *b, cnt_slice s, size_t width)
 {
-	size_t start = b->len;
+	long n = s.n ? cnt_buf_shown(b, s.p, s.n, SIZE_MAX) : cnt_buf_putc(b, '-') ? -1 : 1;
 
-	for (size_t i = 0; i < s.n; i++) {
-		unsigned char c = (unsigned char)s.p[i];
-		int rc = c < 0x20 || c == 0x7f || c == '\\' ? cnt_buf_printf(b, "\\x%02x", c) : cnt_buf_putc(b, (char)c);
-
-		if (rc != 0)
-			return -1;
-	}
-	if (s.n == 0 && cnt_buf_putc(b, '-') != 0)
+	if (n < 0)
 		return -1;
-	while (b->len - start < width)
+	for (; (size_t)n < width; n++)
 		if (cnt_buf_putc(b, ' ') != 0)
 			return -1;
 	return cnt_buf_append(b, "  ", 2);
@@ -443,10 +438,14 @@ static int pick_one(void *vctx, cnt_held_in *in, const cnt_held *h, cnt_err *err
 	/* the decision (and a reject's ledger record) names these in JSON
 	 * strings: text they cannot carry means a damaged or forged file */
 	for (size_t i = 0; i < 4; i++)
-		if (!cnt_json_text_ok(named[i].p, named[i].n))
-			return cnt_err_set(err, "hold '%.34s': its event's %s is not UTF-8 text without NUL bytes, "
+		if (!cnt_json_text_ok(named[i].p, named[i].n)) {
+			char id[CNT_SHOWN_SIZE(34)], val[CNT_SHOWN_SIZE(64)];
+
+			return cnt_err_set(err, "hold '%s': its event's %s '%s' is not UTF-8 text without NUL bytes, "
 				"which no decision can name (a damaged hold file?); nothing decided",
-				h->hold_id.p, what[i]);
+				cnt_shown(h->hold_id.p, h->hold_id.n, 34, id), what[i],
+				cnt_shown(named[i].p, named[i].n, 64, val));
+		}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		pick *v = realloc(c->v, cap * sizeof(*v));

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "avro/json.h"
+#include "base/text.h"
 #include "correct/ledger.h"
 #include "correct/retract.h"
 #include "model/fingerprint.h"
@@ -445,22 +446,17 @@ static int check_free(const cnt_seal_dir *s, const char *season, const char *sco
 /* 0 when the member's name can be a JSON string in the standings and
  * corrections, or -1 with err set: bucket files hold what their writer
  * gave them, and cnt-ingest admits UTF-8 alone, so such a name comes from
- * files no cnt tool wrote.  The message shows its first 48 bytes, each
- * one outside printable ASCII (and the backslash) as \xNN. */
+ * files no cnt tool wrote.  The message shows its first 48 bytes by
+ * cnt_shown's rule. */
 static int nameable(const char *name, size_t len, const char *scope, cnt_err *err)
 {
-	char shown[4 * 48 + 4], *q = shown;
+	char shown[CNT_SHOWN_SIZE(48)];
 
 	if (cnt_json_text_ok(name, len))
 		return 0;
-	for (size_t k = 0; k < len && k < 48; k++) {
-		unsigned char ch = (unsigned char)name[k];
-
-		q += ch < 0x20 || ch >= 0x7f || ch == '\\' ? sprintf(q, "\\x%02x", ch) : sprintf(q, "%c", ch);
-	}
-	strcpy(q, len > 48 ? "..." : "");
 	return cnt_err_set(err, "scope '%s': member_ref '%s' in the bucket files is not UTF-8 text without NUL bytes, "
-		"which the standings cannot name (bucket files no cnt tool wrote?); nothing published", scope, shown);
+		"which the standings cannot name (bucket files no cnt tool wrote?); nothing published", scope,
+		cnt_shown(name, len, 48, shown));
 }
 
 int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int64_t now, cnt_err *err)
@@ -485,9 +481,13 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 		if (scope && strcmp(scope, sc) != 0)
 			continue;
 		found = 1;
-		if (!cnt_json_text_ok(sc, strlen(sc)))
-			return cnt_err_set(err, "board '%s': a scope name (from --scopes, or the events' scope attribute) "
-				"is not UTF-8 text, which the ledger cannot name; nothing published", b->board_id);
+		if (!cnt_json_text_ok(sc, strlen(sc))) {
+			char shown[CNT_SHOWN_SIZE(64)];
+
+			return cnt_err_set(err, "board '%s': scope '%s' (from --scopes, or the events' scope attribute) "
+				"is not UTF-8 text, which the ledger cannot name; nothing published", b->board_id,
+				cnt_shown(sc, strlen(sc), 64, shown));
+		}
 		if (rel_path(rel, sizeof(rel), bb->label, sc, 0) != 0)
 			return cnt_err_set(err, "scope '%s': path too long", sc);
 		if (check_free(s, bb->label, sc, 0, rel, err) != 0)
@@ -1254,18 +1254,10 @@ fail:
 
 /* ---- show ---- */
 
-/* Text for a terminal: ids may hold anything, so control characters and
- * backslashes are written \xNN. */
+/* Text for a terminal: ids may hold anything, so by cnt_buf_shown's rule. */
 static int put_safe(cnt_buf *out, const char *p, size_t n)
 {
-	for (size_t k = 0; k < n; k++) {
-		unsigned char ch = (unsigned char)p[k];
-		int e = ch < 0x20 || ch == 0x7f || ch == '\\' ? cnt_buf_printf(out, "\\x%02x", ch) : cnt_buf_putc(out, ch);
-
-		if (e != 0)
-			return -1;
-	}
-	return 0;
+	return cnt_buf_shown(out, p, n, SIZE_MAX) < 0 ? -1 : 0;
 }
 
 static int show_scope(const cnt_seal_dir *s, const cnt_seal_entry *st, int table, cnt_buf *out, cnt_err *err)

@@ -5,11 +5,13 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "avro/json.h"
 #include "base/outfile.h"
+#include "base/text.h"
 
 /* Ids come from files we distrust: at most this many bytes of one go
  * into a message. */
@@ -87,17 +89,10 @@ int cnt_rejects_flush(cnt_rejects *r, cnt_err *err)
 	return 0;
 }
 
-/* Appends s, each byte that is not printable ASCII as \xNN. */
+/* Appends s by cnt_buf_shown's rule: 0, or -1 when out of memory. */
 static int put_visible(cnt_buf *b, const char *s)
 {
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		int rc = *p >= 0x20 && *p < 0x7f && *p != '\\' ? cnt_buf_putc(b, (char)*p)
-			: cnt_buf_printf(b, "\\x%02x", *p);
-
-		if (rc != 0)
-			return -1;
-	}
-	return 0;
+	return cnt_buf_shown(b, s, strlen(s), SIZE_MAX) < 0 ? -1 : 0;
 }
 
 int cnt_rejects_put(cnt_rejects *r, const char *input, uint64_t record, const cnt_event *e,

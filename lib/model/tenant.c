@@ -12,33 +12,14 @@
 
 #include "avro/records.h"
 #include "base/buf.h"
+#include "base/text.h"
 #include "base/limits.h"
 #include "model/bucket.h"
 #include "model/fingerprint.h"
 
-/* id (n bytes, at most 64 of them) quoted for a message: control bytes,
- * quotes and backslashes as \xNN; "..." when cut. */
-static const char *show_id(const char *id, size_t n, char out[4 * 64 + 8])
-{
-	char *q = out;
-
-	for (size_t i = 0; i < n && i < 64; i++) {
-		unsigned char ch = (unsigned char)id[i];
-
-		if (ch < 0x20 || ch == 0x7f || ch == '\\' || ch == '\'')
-			q += sprintf(q, "\\x%02x", ch);
-		else
-			*q++ = (char)ch;
-	}
-	if (n > 64)
-		q += sprintf(q, "...");
-	*q = 0;
-	return out;
-}
-
 int cnt_tenant_id_check(const char *id, size_t n, cnt_err *err)
 {
-	char s[4 * 64 + 8];
+	char s[CNT_SHOWN_SIZE(64)];
 	const char *why = NULL;
 
 	if (n == 0)
@@ -56,19 +37,19 @@ int cnt_tenant_id_check(const char *id, size_t n, cnt_err *err)
 			why = "it holds a control character";
 	}
 	if (why != NULL)
-		return cnt_err_set(err, "tenant id '%s' is not a safe file name: %s", show_id(id, n, s), why);
+		return cnt_err_set(err, "tenant id '%s' is not a safe file name: %s", cnt_shown(id, n, 64, s), why);
 	return 0;
 }
 
 int cnt_tenant_guard_id(const char *who, const char *t, size_t tn, const char *name,
 	const char *what, cnt_err *err)
 {
-	char a[4 * 64 + 8], b[4 * 64 + 8];
+	char a[CNT_SHOWN_SIZE(64)], b[CNT_SHOWN_SIZE(64)];
 
 	if (tn == strlen(who) && memcmp(t, who, tn) == 0)
 		return 0;
-	cnt_err_set(err, "'%s': holds tenant '%s' (%s); refused for tenant '%s'", name, show_id(t, tn, a),
-		what, show_id(who, strlen(who), b));
+	cnt_err_set(err, "'%s': holds tenant '%s' (%s); refused for tenant '%s'", name, cnt_shown(t, tn, 64, a),
+		what, cnt_shown(who, strlen(who), 64, b));
 	err->kind = CNT_ERR_REFUSED;
 	return -1;
 }
@@ -76,7 +57,7 @@ int cnt_tenant_guard_id(const char *who, const char *t, size_t tn, const char *n
 /* A declared tenant (the string value v) checked against who. */
 static int declared_id(const char *who, json_t *v, const char *name, const char *key, cnt_err *err)
 {
-	char a[4 * 64 + 8], b[4 * 64 + 8];
+	char a[CNT_SHOWN_SIZE(64)], b[CNT_SHOWN_SIZE(64)];
 	const char *t = json_string_value(v);
 	size_t tn = json_string_length(v);
 
@@ -84,8 +65,8 @@ static int declared_id(const char *who, json_t *v, const char *name, const char 
 		return cnt_err_set(err, "'%s': %s: a tenant id that is not a string", name, key);
 	if (tn == strlen(who) && memcmp(t, who, tn) == 0)
 		return 0;
-	cnt_err_set(err, "'%s': declares tenant '%s' (%s); refused for tenant '%s'", name, show_id(t, tn, a),
-		key, show_id(who, strlen(who), b));
+	cnt_err_set(err, "'%s': declares tenant '%s' (%s); refused for tenant '%s'", name, cnt_shown(t, tn, 64, a),
+		key, cnt_shown(who, strlen(who), 64, b));
 	err->kind = CNT_ERR_REFUSED;
 	return -1;
 }
@@ -204,12 +185,12 @@ int cnt_tenant_guard_fd(const char *who, int fd, const char *name, cnt_err *err)
 			tenant_path(s = cnt_records_schema(in), &f, &g);
 		snprintf(what, sizeof(what), "record %llu", (unsigned long long)cnt_records_record_no(in));
 		if (f < 0) {
-			char q[4 * 64 + 8];
+			char q[CNT_SHOWN_SIZE(64)];
 
 			if (declared)
 				continue;
 			cnt_err_set(err, "'%s': %s names no tenant and the header declares none; refused for "
-				"tenant '%s'", name, what, show_id(who, strlen(who), q));
+				"tenant '%s'", name, what, cnt_shown(who, strlen(who), 64, q));
 			err->kind = CNT_ERR_REFUSED;
 			goto out;
 		}
@@ -288,9 +269,9 @@ int cnt_tenant_split_buckets(int fd, const char *name, cnt_codec_id codec, int l
 				while (o < done.len) {
 					size_t l = strlen((const char *)done.p + o);
 					if (l == tn && memcmp(done.p + o, t, tn) == 0) {
-						char q[4 * 64 + 8];
+						char q[CNT_SHOWN_SIZE(64)];
 						cnt_err_set(err, "'%s': the records of tenant '%s' are not together (not a "
-							"bucket file in canonical order)", name, show_id((const char *)t, tn, q));
+							"bucket file in canonical order)", name, cnt_shown((const char *)t, tn, 64, q));
 						goto out;
 					}
 					o += l + 1;

@@ -69,7 +69,8 @@ windowed() {
 # utc/dist, and one whose tenant id holds the control characters \x01 and
 # \x1b (undeclared: rejected downstream).  Definitions refuse control
 # characters, so that id is patched into the file: a tenant "ctlAB" of the
-# same length is declared for cnt-ingest and its bytes replaced.
+# same length is declared for cnt-ingest and its bytes replaced.  A third
+# argument, five bytes in hex, replaces them with those instead.
 weird_ids() {
 	jq '.tenants += [{tenant_id: "q\"t\\x", timezone: "UTC"}, {tenant_id: "ctlAB", timezone: "UTC"}]
 		| .counters += [{tenant_id: "q\"t\\x", counter_id: "c\"1\\", versions: [{version: 1, type: "exact"}]},
@@ -82,7 +83,8 @@ weird_ids() {
 	} | cnt-ingest -d "$1" --now "$T0" --max-past 400d -c null -o "$2.tmp" - &&
 		"$PY" -c 'import sys; b = open(sys.argv[1], "rb").read(); assert b.count(b"ctlAB") == 3
 i = b.rindex(b"ctlAB")  # the event; the others are in the header (cnt.fingerprints)
-open(sys.argv[2], "wb").write(b[:i] + b"ctl\x01\x1b" + b[i + 5:])' "$2.tmp" "$2" && rm -f "$2.tmp"
+open(sys.argv[2], "wb").write(b[:i] + bytes.fromhex(sys.argv[3]) + b[i + 5:])' "$2.tmp" "$2" "${3:-63746c011b}" &&
+		rm -f "$2.tmp"
 }
 
 # many_events N OUT: N events of utc/dist (keys k1..kN), null codec.

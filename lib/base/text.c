@@ -1,0 +1,58 @@
+/*
+ * text.c - bytes from files we distrust, shown to a person (see text.h).
+ */
+#include "base/text.h"
+
+static const char hexd[] = "0123456789abcdef";
+
+/* Writes p[0..n) into out (room for 4 bytes per input byte and 4 more);
+ * returns the bytes written, *chars the characters. */
+static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *chars)
+{
+	char *q = out;
+	size_t i = 0, c = 0;
+
+	while (i < n && i < max) {
+		size_t l = cnt_utf8_len(p + i, n - i);
+
+		if (l == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\') {
+			*q++ = '\\';
+			*q++ = 'x';
+			*q++ = hexd[p[i] >> 4];
+			*q++ = hexd[p[i] & 15];
+			c += 4;
+			i++;
+		} else {
+			for (size_t k = 0; k < l; k++)
+				*q++ = (char)p[i + k];
+			c++;
+			i += l;
+		}
+	}
+	if (i < n) {
+		*q++ = '.';
+		*q++ = '.';
+		*q++ = '.';
+		c += 3;
+	}
+	*chars = c;
+	return (size_t)(q - out);
+}
+
+long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max)
+{
+	size_t m = n < max ? n : max, chars;
+
+	if (cnt_buf_reserve(b, CNT_SHOWN_SIZE(m)) != 0)
+		return -1;
+	b->len += show(p, n, max, (char *)b->p + b->len, &chars);
+	return (long)chars;
+}
+
+const char *cnt_shown(const void *p, size_t n, size_t max, char *out)
+{
+	size_t chars;
+
+	out[show(p, n, max, out, &chars)] = 0;
+	return out;
+}

@@ -1,0 +1,61 @@
+/*
+ * text.h - bytes from files we distrust, shown to a person.
+ *
+ * Names in segments, hold files, bucket files and views hold whatever
+ * their writer put there.  Every message and table that shows one goes
+ * through cnt_buf_shown() or cnt_shown(), so that one rule holds
+ * everywhere: valid UTF-8 is shown as it is; a control byte (NUL too),
+ * DEL, the backslash and every byte that is not part of valid UTF-8 is
+ * written \xNN.  The backslash is escaped so that a \xNN seen is always
+ * an escape, never the name's own text.
+ */
+#ifndef CNT_TEXT_H
+#define CNT_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+
+/* Length of the valid UTF-8 sequence at p (1..4, of n > 0 bytes), or 0
+ * when it is not one: overlong forms, surrogates and code points past
+ * U+10FFFF are not. */
+static inline size_t cnt_utf8_len(const uint8_t *p, size_t n)
+{
+	uint8_t c = p[0];
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return n >= 2 && (p[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		if (n < 3 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if (n < 4 || (p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80 || (p[3] & 0xc0) != 0x80)
+			return 0;
+		if ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+/* Appends p[0..n) to b by the rule above.  Characters starting in the
+ * first max bytes are shown; when that leaves some out, "..." follows.
+ * Returns the number of characters written (an escape is four), for
+ * tables that pad to a column, or -1 when out of memory. */
+long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max);
+
+/* Room cnt_shown() needs for max bytes: four per byte, "..." and a NUL. */
+#define CNT_SHOWN_SIZE(max) (4 * (size_t)(max) + 4)
+
+/* The same into out, which has CNT_SHOWN_SIZE(max) bytes, for a message
+ * built with printf; returns out.  Never fails. */
+const char *cnt_shown(const void *p, size_t n, size_t max, char *out);
+
+#endif
