@@ -424,10 +424,11 @@ make_state() {
 	cnt-dedup -d defs2.json -o out.avro -r rej.jsonl --stats - w.avro 2>st2.json
 	one '.tool == "cnt-dedup" and .counters[1].counter_id == "c\"1\\"' st2.json
 	one '.reason == "unknown_tenant" and .field == "tenant_id" and (.message | contains("ctl\u0001\u001b"))' rej.jsonl
-	# UTF-8 is shown as it is; a byte that is not UTF-8 is escaped like a control byte
-	weird_ids defs3.json u.avro c3a901ff1b
+	# UTF-8 is shown as it is; a C1 control (an 8-bit CSI) and a byte that
+	# is not UTF-8 are escaped like a control byte
+	weird_ids defs3.json u.avro c3a9c29bff
 	run -0 --separate-stderr cnt-dedup -d defs3.json -o out.avro u.avro
-	[ "$stderr" = "cnt-dedup: 'u.avro' record 3: rejected (unknown_tenant): tenant 'é\\x01\\xff\\x1b' is not declared in 'defs3.json'" ]
+	[ "$stderr" = "cnt-dedup: 'u.avro' record 3: rejected (unknown_tenant): tenant 'é\\xc2\\x9b\\xff' is not declared in 'defs3.json'" ]
 }
 
 @test "--stats keys: the common ones of cnt(7), then the state's" {

@@ -5,17 +5,34 @@
 
 static const char hexd[] = "0123456789abcdef";
 
+/* Whether the valid UTF-8 character at p (l bytes) is one text.h's rule
+ * escapes although it is valid: C1, a separator, a bidirectional control. */
+static int hidden(const uint8_t *p, size_t l)
+{
+	if (l == 2)
+		return (p[0] == 0xc2 && p[1] <= 0x9f) || (p[0] == 0xd8 && p[1] == 0x9c);
+	if (l != 3 || p[0] != 0xe2)
+		return 0;
+	if (p[1] == 0x80)
+		return p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xa8 && p[2] <= 0xae);
+	return p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9;
+}
+
 /* Writes p[0..n) into out (room for 4 bytes per input byte and 4 more);
  * returns the bytes written, *chars the characters. */
 static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *chars)
 {
 	char *q = out;
-	size_t i = 0, c = 0;
+	size_t i = 0, c = 0, forced = 0;
 
 	while (i < n && i < max) {
-		size_t l = cnt_utf8_len(p + i, n - i);
+		size_t l = forced ? 0 : cnt_utf8_len(p + i, n - i);
 
-		if (l == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\') {
+		if (l > 1 && hidden(p + i, l))
+			forced = l;   /* escaped a byte at a time, so that max still bounds the room */
+		if (forced || l == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\') {
+			if (forced)
+				forced--;
 			*q++ = '\\';
 			*q++ = 'x';
 			*q++ = hexd[p[i] >> 4];

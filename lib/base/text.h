@@ -4,10 +4,16 @@
  * Names in segments, hold files, bucket files and views hold whatever
  * their writer put there.  Every message and table that shows one goes
  * through cnt_buf_shown() or cnt_shown(), so that one rule holds
- * everywhere: valid UTF-8 is shown as it is; a control byte (NUL too),
- * DEL, the backslash and every byte that is not part of valid UTF-8 is
- * written \xNN.  The backslash is escaped so that a \xNN seen is always
- * an escape, never the name's own text.
+ * everywhere: valid UTF-8 is shown as it is, but these are written as
+ * \xNN, byte by byte:
+ *   - control characters: C0 (NUL too), DEL and C1 (U+0080..U+009F, which
+ *     some terminals obey as escape sequences or line ends);
+ *   - Unicode's line and paragraph separators (U+2028, U+2029) and its
+ *     bidirectional controls (U+061C, U+200E, U+200F, U+202A..U+202E,
+ *     U+2066..U+2069), which break a line or reorder what follows;
+ *   - the backslash, so that a \xNN seen is always an escape;
+ *   - every byte that is not part of valid UTF-8.
+ * A line stays one line and reads in its own order.
  */
 #ifndef CNT_TEXT_H
 #define CNT_TEXT_H
@@ -45,8 +51,9 @@ static inline size_t cnt_utf8_len(const uint8_t *p, size_t n)
 	return 0;
 }
 
-/* Appends p[0..n) to b by the rule above.  Characters starting in the
- * first max bytes are shown; when that leaves some out, "..." follows.
+/* Appends p[0..n) to b by the rule above.  The first max bytes are shown
+ * (a character begun there whole, unless it is escaped); when that leaves
+ * some out, "..." follows.
  * Returns the number of characters written (an escape is four), for
  * tables that pad to a column, or -1 when out of memory. */
 long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max);
@@ -55,7 +62,8 @@ long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max);
 #define CNT_SHOWN_SIZE(max) (4 * (size_t)(max) + 4)
 
 /* The same into out, which has CNT_SHOWN_SIZE(max) bytes, for a message
- * built with printf; returns out.  Never fails. */
+ * built with printf; returns out.  Never fails.  max is a small constant
+ * (a message's budget), never one near SIZE_MAX / 4. */
 const char *cnt_shown(const void *p, size_t n, size_t max, char *out);
 
 #endif

@@ -55,6 +55,17 @@ static void test_examples(void)
 	one("\xed\xa0\x80", 3, SIZE_MAX, "\\xed\\xa0\\x80", 12);
 	one("\xf4\x90\x80\x80", 4, SIZE_MAX, "\\xf4\\x90\\x80\\x80", 16);
 	one("\xe2\x82", 2, SIZE_MAX, "\\xe2\\x82", 8);
+	/* valid, but escaped: C1 controls (an 8-bit CSI, NEL), the line
+	 * separator, bidirectional controls; the characters around stay */
+	one("a\xc2\x9b" "31mX\xc2\x85Y", 10, SIZE_MAX, "a\\xc2\\x9b31mX\\xc2\\x85Y", 22);
+	one("\xc2\x80\xc2\x9f\xc2\xa0", 6, SIZE_MAX, "\\xc2\\x80\\xc2\\x9f\xc2\xa0", 17);
+	one("x\xe2\x80\xa8y\xe2\x80\xaez\xe2\x81\xa9\xd8\x9c\xe2\x80\x8f", 17, SIZE_MAX,
+		"x\\xe2\\x80\\xa8y\\xe2\\x80\\xaez\\xe2\\x81\\xa9\\xd8\\x9c\\xe2\\x80\\x8f", 3 + 14 * 4);
+	/* their neighbours are shown: U+2027, U+202F, U+2065, U+206A, U+061B */
+	one("\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b", 14, SIZE_MAX,
+		"\xe2\x80\xa7\xe2\x80\xaf\xe2\x81\xa5\xe2\x81\xaa\xd8\x9b", 5);
+	/* an escaped character is cut like bytes, within max */
+	one("a\xe2\x80\xae", 4, 2, "a\\xe2...", 8);
 	/* cut after max bytes; a character begun before the cut is whole */
 	one("abcdef", 6, 3, "abc...", 6);
 	one("abc", 3, 3, "abc", 3);
@@ -80,16 +91,40 @@ static size_t unshow(const char *s, char *out)
 	return n;
 }
 
-/* Random bytes, weighted to UTF-8's lead and continuation bytes: what is
- * shown is always text jansson takes as a JSON string, holds no control
- * byte, reads back as the input, and text jansson takes (without control
- * bytes or backslashes) is shown unchanged. */
+/* Whether the UTF-8 text s[0..n) (valid: jansson took it) holds a code
+ * point the rule escapes although valid, by decoding each one. */
+static int holds_hidden(const char *s, size_t n)
+{
+	const uint8_t *p = (const uint8_t *)s;
+
+	for (size_t i = 0; i < n;) {
+		uint32_t cp;
+		size_t l = p[i] < 0x80 ? 1 : p[i] < 0xe0 ? 2 : p[i] < 0xf0 ? 3 : 4;
+
+		cp = l == 1 ? p[i] : (uint32_t)(p[i] & (0x7f >> l));
+		for (size_t k = 1; k < l; k++)
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		if ((cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+		    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+			return 1;
+		i += l;
+	}
+	return 0;
+}
+
+/* Random bytes, weighted to UTF-8's lead and continuation bytes and to
+ * the characters escaped although valid: what is shown is always text
+ * jansson takes as a JSON string, holds no control character (C0, DEL,
+ * C1), separator or bidirectional control, reads back as the input, and
+ * text jansson takes that holds none of them (nor a backslash) is shown
+ * unchanged. */
 static void test_random(void)
 {
 	static const uint8_t pick[] = {'a', 'z', ' ', '\'', '\\', 0, 0x1b, 0x7f, 0x80, 0xbf, 0xc2, 0xc3,
-		0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x9f, 0x90, 0x8f};
+		0xdf, 0xe0, 0xe2, 0xed, 0xef, 0xf0, 0xf4, 0xf5, 0xff, 0xa0, 0x9f, 0x90, 0x8f,
+		0x80, 0x81, 0xa8, 0xa9, 0xaa, 0xae, 0xaf, 0x8e, 0xa6, 0xa5, 0xd8, 0x9c};
 	uint64_t x = 88172645463325252ull;
-	size_t kept = 0;
+	size_t kept = 0, hidden = 0;
 
 	for (int t = 0; t < 100000; t++) {
 		char in[12], back[12];
@@ -114,10 +149,12 @@ static void test_random(void)
 			cps += ((uint8_t)got[i] & 0xc0) != 0x80;
 		}
 		CHECK_EQ_INT(chars, cps);
+		CHECK(!holds_hidden(got, len));
 		CHECK(unshow(got, back) == n && memcmp(back, in, n) == 0);
 		j = json_stringn(in, n);
+		hidden += j != NULL && holds_hidden(in, n);
 		if (j != NULL && memchr(in, '\\', n) == NULL && memchr(in, 0x1b, n) == NULL &&
-		    memchr(in, 0x7f, n) == NULL && memchr(in, 0, n) == NULL) {
+		    memchr(in, 0x7f, n) == NULL && memchr(in, 0, n) == NULL && !holds_hidden(in, n)) {
 			CHECK(len == n && memcmp(got, in, n) == 0);
 			kept++;
 		}
@@ -125,6 +162,7 @@ static void test_random(void)
 		free(got);
 	}
 	CHECK(kept > 1000);   /* the oracle's side was reached */
+	CHECK(hidden > 100);  /* and the escaped characters' */
 }
 
 int main(void)
