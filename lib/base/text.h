@@ -2,10 +2,12 @@
  * text.h - bytes from files we distrust, shown to a person.
  *
  * Names in segments, hold files, bucket files and views hold whatever
- * their writer put there.  Every message and table that shows one goes
- * through cnt_buf_shown() or cnt_shown(), so that one rule holds
- * everywhere: valid UTF-8 is shown as it is, but these are written as
- * \xNN, byte by byte:
+ * their writer put there.  The places that show one to a person (reject
+ * lines, -v notes, refusals of a name a ledger cannot hold, the tables of
+ * cnt-audit, cnt-hold and cnt-seal; cnt(7) lists them) go through
+ * cnt_buf_shown() or cnt_shown(), so that one rule holds in all of them:
+ * valid UTF-8 is shown as it is, but these are written as \xNN, byte by
+ * byte:
  *   - control characters: C0 (NUL too), DEL and C1 (U+0080..U+009F, which
  *     some terminals obey as escape sequences or line ends);
  *   - Unicode's line and paragraph separators (U+2028, U+2029) and its
