@@ -147,6 +147,22 @@ publish() {
 	[ "$(echo "$output" | wc -l)" -eq 1 ]
 }
 
+@test "--scopes: split at the last comma as cnt-project splits it, so a member_ref may hold one" {
+	jq '.leaderboards += [{board_id: "b-coh", tenant_id: "utc", counter_id: "dist", window: "day",
+		scope_kind: "cohort", scope_attr: "cohort", order: "desc", tie_break: ["member_ref_asc"], rank_numbering: "competition",
+		materialised_cap: 10, freshness_budget_s: 60}]' "$DEFS" >coh.json
+	{ ev k1 dist 'a,b' 5 v1 2026-03-01T10:00:00Z; ev k2 dist m2 3 v2 2026-03-01T10:05:00Z; } |
+		ingest "$NOW" log.avro coh.json
+	printf 'a,b,div-a\nm2,div-a\n' >cohorts.csv
+	cnt-dedup -d coh.json log.avro | cnt-window -d coh.json | cnt-accumulate -o b.avro
+	cnt-project -d coh.json -b b-coh -w views --now "$AT" --scopes cohorts.csv b.avro
+	[ "$(cnt-rank -w views -b b-coh --scope div-a --now "$AT" rank 'a,b' | jq -c '[.rank, .value]')" = "[1,5]" ]
+	run -0 cnt-explain -d coh.json -b b-coh --member 'a,b' --scope div-a --scopes cohorts.csv --now "$AT" \
+		-w views -F json log.avro
+	echo "$output" | jq -c 'select(.kind == "standing")' | one '.found and .rank == 1 and .value == 5'
+	echo "$output" | jq -c 'select(.kind == "check")' | one '.agrees'
+}
+
 @test "usage and hostile input: clear one-line errors, status 2" {
 	make_log
 	run -2 cnt-explain -d "$DEFS" -b b-dist --now "$AT" log1.avro

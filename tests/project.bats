@@ -389,6 +389,31 @@ EOF
 	cnt-rank -w v -b region --scope 'a"b/../c' rank q | one '.scope == "a\"b/../c" and .rank == 1'
 }
 
+@test "region scope from events: an empty value places no one; a value that is not text stops the build, naming the event" {
+	# g1 (eu at 10:00) sends an empty region later: it stays in eu, and no
+	# scope named '' (which would be the board's own directory) appears
+	{ cat "$VDATA/geo.jsonl"
+	  printf '%s\n' '{"idempotency_key":"ge","tenant_id":"utc","counter_id":"geo","member_ref":"g1","delta":1,"event_time":"2026-03-01T11:30:00Z","attrs":{"region":""}}'
+	} >e.jsonl
+	buckets e.jsonl e.avro
+	cnt-project -d "$DEFS" -b region -w v --now "$INGEST_NOW" --scopes-from e.avro.events --stats st.json e.avro
+	ls v/region | sort | paste -sd' ' - | grep -qx 'apac eu us'
+	[[ "$(members v/region/eu/current)" == "g1:1:6"* ]]
+	one '(.scopes | map(.scope) | sort) == ["apac", "eu", "us"] and .unscoped == 1' st.json
+	# a log no cnt tool wrote: a NUL in g2's region
+	"$PY" "$BATS_TEST_DIRNAME/data/core/avro-poke.py" e.avro.events bad.avro g2 attrs '{**v, "region": "u\0s"}'
+	run -2 --separate-stderr cnt-project -d "$DEFS" -b region -w w --now "$INGEST_NOW" --scopes-from bad.avro e.avro
+	id=$(cnt-cat e.avro.events | jq -r 'select(.idempotency_key == "g2") | .event_id')
+	[ "$stderr" = "cnt-project: 'bad.avro' record 2: event '$id': attrs 'region' is not UTF-8 text, so it cannot name a scope (cnt-ingest admits only text: was this log written by another tool?)" ]
+	[ ! -e w/region ] || [ -z "$(ls -A w/region)" ]
+}
+
+@test "--scopes: a scope that is not UTF-8 text is refused with its line" {
+	printf 'member_ref,scope\ng1,div-a\ng2,d\377v\n' >bad.csv
+	run -2 --separate-stderr cnt-project -d "$DEFS" -b cohort -w v --now "$INGEST_NOW" --scopes bad.csv "$F/geo.avro"
+	[ "$stderr" = "cnt-project: 'bad.csv' line 3: the scope is not UTF-8 text" ]
+}
+
 @test "--scopes and --scopes-from are refused on a global board" {
 	run -2 cnt-project -d "$DEFS" -b cap3 -w v --now "$INGEST_NOW" --scopes "$VDATA/cohorts.csv" "$F/cap.avro"
 	[ "${#lines[@]}" -eq 1 ]

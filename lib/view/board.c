@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "avro/json.h"
 #include "count/rollup.h"
 #include "model/bucket.h"
 #include "model/event.h"
@@ -159,7 +160,7 @@ int cnt_board_begin(cnt_board_build *bb, const cnt_defs *defs, const char *defs_
 		return cnt_err_nomem(err);
 	if (cnt_board_window(defs, b, bb->tzc, bb->now, season_id, &bb->from, &bb->to, &bb->label, err) != 0 ||
 	    (bb->proj = cnt_proj_new(b, bb->from, bb->to, err)) == NULL ||
-	    (scopes && cnt_board_read_scopes(bb, scopes, err) != 0))
+	    (scopes && cnt_board_read_scopes(bb->proj, scopes, err) != 0))
 		goto fail;
 	if (scopes_from) {
 		int fd = strcmp(scopes_from, "-") == 0 ? STDIN_FILENO : open(scopes_from, O_RDONLY | O_CLOEXEC);
@@ -193,7 +194,7 @@ void cnt_board_end(cnt_board_build *bb)
 	bb->tzc = NULL;
 }
 
-int cnt_board_read_scopes(cnt_board_build *bb, const char *path, cnt_err *err)
+int cnt_board_read_scopes(cnt_proj *p, const char *path, cnt_err *err)
 {
 	cnt_lines l;
 	size_t n;
@@ -215,7 +216,11 @@ int cnt_board_read_scopes(cnt_board_build *bb, const char *path, cnt_err *err)
 			rc = cnt_err_set(err, "'%s' line %llu: a NUL byte", path, l.no);
 			break;
 		}
-		if (cnt_proj_set_scope(bb->proj, l.buf, (size_t)(comma - l.buf), comma + 1,
+		if (!cnt_json_text_ok(comma + 1, n - (size_t)(comma - l.buf) - 1)) {
+			rc = cnt_err_set(err, "'%s' line %llu: the scope is not UTF-8 text", path, l.no);
+			break;
+		}
+		if (cnt_proj_set_scope(p, l.buf, (size_t)(comma - l.buf), comma + 1,
 			n - (size_t)(comma - l.buf) - 1) != 0) {
 			rc = cnt_err_oom(err, "reading '%s'", path);
 			break;
@@ -234,8 +239,10 @@ int cnt_board_scopes_from_events(cnt_board_build *bb, int fd, const char *name, 
 	if (in == NULL)
 		return -1;
 	while ((rc = cnt_event_in_next(in, &e, err)) > 0)
-		if (cnt_proj_scope_from_event(bb->proj, &e) != 0) {
-			rc = cnt_err_oom(err, "reading '%s'", name);
+		if (cnt_proj_scope_from_event(bb->proj, &e, err) != 0) {
+			rc = err->kind == CNT_ERR_NOMEM ? cnt_err_oom(err, "reading '%s'", name)
+				: cnt_err_prefix(err, "'%s' record %llu", name,
+					(unsigned long long)cnt_event_in_record_no(in));
 			break;
 		}
 	cnt_event_in_free(in);

@@ -64,11 +64,12 @@ int cnt_board_begin(cnt_board_build *bb, const cnt_defs *defs, const char *defs_
 	const int64_t *now, const char *season_id, const char *scopes, const char *scopes_from, cnt_err *err);
 void cnt_board_end(cnt_board_build *bb);
 
-/* Reads the members' scopes from a file of member_ref,scope lines (split
- * at the last comma; empty lines and a first line starting "member_ref,"
- * skipped; CR LF accepted; a member given twice keeps its last line).
- * 0, or -1 with err naming the file and line. */
-int cnt_board_read_scopes(cnt_board_build *bb, const char *path, cnt_err *err);
+/* Reads the members' scopes into p from a file of member_ref,scope lines
+ * (split at the last comma; empty lines and a first line starting
+ * "member_ref," skipped; CR LF accepted; a member given twice keeps its
+ * last line; a scope must be UTF-8 text).  cnt-project and cnt-explain
+ * both read --scopes with it.  0, or -1 with err naming the file and line. */
+int cnt_board_read_scopes(cnt_proj *p, const char *path, cnt_err *err);
 
 /* Reads the members' regions from events on fd (see
  * cnt_proj_scope_from_event).  0, or -1 with err set. */

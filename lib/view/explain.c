@@ -30,6 +30,7 @@
 #include "model/windowed.h"
 #include "time/timefmt.h"
 #include "time/tz.h"
+#include "view/board.h"
 #include "view/project.h"
 #include "view/rank.h"
 #include "view/view.h"
@@ -286,8 +287,8 @@ static int judge(void *ctx, const cnt_event *e, const char *file, uint64_t pos, 
 		o->tick(++p->nread);
 	x->read++;
 	if (o->board->scope_kind == CNT_SCOPE_REGION && slice_is(e->tenant_id, o->board->tenant_id) &&
-	    cnt_proj_scope_from_event(p->proj, e) != 0)
-		return cnt_err_nomem(err);
+	    cnt_proj_scope_from_event(p->proj, e, err) != 0)
+		return err->kind == CNT_ERR_NOMEM ? -1 : cnt_err_prefix(err, "'%s' record %" PRIu64, file, pos);
 	if (!of_board(o->board, e))
 		return 0;
 	x->of_board++;
@@ -629,37 +630,6 @@ int cnt_explain_sealed(const char *show_json, size_t n, const char *member, cnt_
 
 /* ---- the run ------------------------------------------------------------ */
 
-/* member_ref,scope lines (cnt-project --scopes). */
-static int read_scopes(cnt_proj *proj, const char *path, cnt_err *err)
-{
-	FILE *f = fopen(path, "re");
-	char *line = NULL, *comma;
-	size_t cap = 0;
-	ssize_t n;
-	uint64_t no = 0;
-	int rc = 0;
-
-	if (f == NULL)
-		return cnt_err_set(err, "cannot open the scopes file '%s': %s", path, strerror(errno));
-	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
-		no++;
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-			line[--n] = 0;
-		if (n == 0)
-			continue;
-		comma = memchr(line, ',', (size_t)n);
-		if (comma == NULL || comma == line || comma == line + n - 1)
-			rc = cnt_err_set(err, "'%s' line %" PRIu64 ": expected member_ref,scope", path, no);
-		else if (cnt_proj_set_scope(proj, line, (size_t)(comma - line), comma + 1, (size_t)(line + n - comma - 1)) != 0)
-			rc = cnt_err_nomem(err);
-	}
-	free(line);
-	if (rc == 0 && ferror(f))
-		rc = cnt_err_set(err, "cannot read the scopes file '%s'", path);
-	fclose(f);
-	return rc;
-}
-
 int cnt_explain_run(const cnt_explain_opts *o, cnt_explain *x, cnt_err *err)
 {
 	pass p;
@@ -684,7 +654,7 @@ int cnt_explain_run(const cnt_explain_opts *o, cnt_explain *x, cnt_err *err)
 	p.proj = cnt_proj_new(o->board, o->from, o->to, err);
 	if (p.proj == NULL)
 		goto out;
-	if (o->scopes && read_scopes(p.proj, o->scopes, err) != 0)
+	if (o->scopes && cnt_board_read_scopes(p.proj, o->scopes, err) != 0)
 		goto out;
 	if (each_event(o, collect_comp, &p, err) != 0)
 		goto out;

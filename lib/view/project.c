@@ -9,7 +9,9 @@
 
 #include <xxhash.h>
 
+#include "avro/json.h"
 #include "base/table.h"
+#include "base/text.h"
 #include "count/estimate.h"
 #include "model/fingerprint.h"
 
@@ -234,12 +236,13 @@ int cnt_proj_set_scope(cnt_proj *p, const char *name, size_t mn, const char *sco
 	return 0;
 }
 
-int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e)
+int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e, cnt_err *err)
 {
 	const char *attr = p->b->scope_attr;
 	size_t an, i;
 	pmember *m;
 	uint64_t tie;
+	char shown[CNT_SHOWN_SIZE(64)];
 
 	if (attr == NULL || !(e->tenant_id.n == strlen(p->b->tenant_id) &&
 	    memcmp(e->tenant_id.p, p->b->tenant_id, e->tenant_id.n) == 0))
@@ -248,11 +251,15 @@ int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e)
 	for (i = 0; i < e->nattrs; i++)
 		if (e->attr_keys[i].n == an && memcmp(e->attr_keys[i].p, attr, an) == 0)
 			break;
-	if (i == e->nattrs)
+	if (i == e->nattrs || e->attr_vals[i].n == 0)
 		return 0;
+	if (!cnt_json_text_ok(e->attr_vals[i].p, e->attr_vals[i].n))
+		return cnt_err_set(err, "event '%s': attrs '%s' is not UTF-8 text, so it cannot name a scope "
+			"(cnt-ingest admits only text: was this log written by another tool?)",
+			cnt_shown(e->event_id.p, e->event_id.n, 64, shown), attr);
 	m = member(p, e->member_ref.p, e->member_ref.n);
 	if (m == NULL)
-		return -1;
+		return cnt_err_nomem(err);
 	tie = XXH3_64bits(e->event_id.p, e->event_id.n);
 	if (p->scap < p->nm) {
 		size_t c = p->scap ? p->scap : 1024;
@@ -263,11 +270,11 @@ int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e)
 			c *= 2;
 		t = realloc(p->stime, c * sizeof(*t));
 		if (t == NULL)
-			return -1;
+			return cnt_err_nomem(err);
 		p->stime = t;
 		u = realloc(p->stie, c * sizeof(*u));
 		if (u == NULL)
-			return -1;
+			return cnt_err_nomem(err);
 		p->stie = u;
 		p->scap = c;
 	}
@@ -277,7 +284,7 @@ int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e)
 		if (m->scope && (e->event_time < p->stime[mi] || (e->event_time == p->stime[mi] && tie <= p->stie[mi])))
 			return 0;
 		if (scope_index(p, e->attr_vals[i].p, e->attr_vals[i].n, &si) != 0)
-			return -1;
+			return cnt_err_nomem(err);
 		m->scope = (uint32_t)si + 1;
 		p->stime[mi] = e->event_time;
 		p->stie[mi] = tie;

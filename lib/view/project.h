@@ -43,8 +43,11 @@ int cnt_proj_set_scope(cnt_proj *p, const char *member, size_t mn, const char *s
  * board's scope_attr in the member's latest event of the board's tenant
  * (by event_time; equal times are settled by a hash of event_id, so the
  * answer is the same whatever the order of the events).  Events without the
- * attribute are ignored.  0 or -1 (out of memory). */
-int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e);
+ * attribute, or with it empty, are ignored.  A value that is not UTF-8
+ * text (a NUL, or bytes that are not UTF-8: only a log no cnt tool wrote
+ * holds one) cannot name a scope: -1 with err naming the event.  0, or -1
+ * with err set (kind CNT_ERR_NOMEM when out of memory). */
+int cnt_proj_scope_from_event(cnt_proj *p, const cnt_event *e, cnt_err *err);
 
 /* Adds a bucket record; records of other counters or outside the window
  * are skipped (but their max_ingest_time counts toward the as-of when

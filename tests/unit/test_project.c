@@ -505,10 +505,10 @@ static void test_scope_from_events(void)
 		ev[2] = event("e3", "n", T0, "eu");
 		ev[3] = event("e4", "n", T0, "us");
 		for (int i = 0; i < 4; i++)
-			CHECK_EQ_INT(cnt_proj_scope_from_event(p, &ev[order ? 3 - i : i]), 0);
+			CHECK_EQ_INT(cnt_proj_scope_from_event(p, &ev[order ? 3 - i : i], &err), 0);
 		other = event("e5", "m", T0 + 2 * H, "apac");
 		other.tenant_id = sl("u");   /* another tenant: ignored */
-		CHECK_EQ_INT(cnt_proj_scope_from_event(p, &other), 0);
+		CHECK_EQ_INT(cnt_proj_scope_from_event(p, &other, &err), 0);
 		add(p, bk("pts", "m", T0, 1, T0));
 		add(p, bk("pts", "n", T0, 2, T0));
 		CHECK_EQ_INT(cnt_proj_finish(p, &err), 0);
@@ -529,6 +529,41 @@ static void test_scope_from_events(void)
 		cnt_proj_free(p);
 	}
 	CHECK(want != NULL);
+}
+
+/* An empty value names no scope: the member keeps the one before.  A value
+ * that is not text (a NUL, a byte that is not UTF-8) is refused, naming the
+ * event, and changes nothing. */
+static void test_scope_not_text(void)
+{
+	static const char nul[] = "e\0u", bad[] = "e\xffu";
+	cnt_err err;
+	cnt_proj *p = cnt_proj_new(board("reg"), CNT_TZ_MIN_MS, CNT_TZ_MAX_MS, &err);
+	cnt_slice v;
+	cnt_event e;
+
+	e = event("e1", "m", T0, "eu");
+	CHECK_EQ_INT(cnt_proj_scope_from_event(p, &e, &err), 0);
+	e = event("e2", "m", T0 + H, "");
+	CHECK_EQ_INT(cnt_proj_scope_from_event(p, &e, &err), 0);
+	e = event("e3", "m", T0 + 2 * H, "us");
+	v = (cnt_slice){ nul, sizeof(nul) - 1 };
+	e.attr_vals = &v;
+	CHECK_EQ_INT(cnt_proj_scope_from_event(p, &e, &err), -1);
+	CHECK_EQ_STR(err.msg, "event 'e3': attrs 'region' is not UTF-8 text, so it cannot name a scope "
+		"(cnt-ingest admits only text: was this log written by another tool?)");
+	CHECK(err.kind != CNT_ERR_NOMEM);
+	e = event("e\xff" "4", "m", T0 + 2 * H, "us");
+	v = (cnt_slice){ bad, sizeof(bad) - 1 };
+	e.attr_vals = &v;
+	CHECK_EQ_INT(cnt_proj_scope_from_event(p, &e, &err), -1);
+	CHECK(strstr(err.msg, "event 'e\\xff4': ") == err.msg);
+	add(p, bk("pts", "m", T0, 1, T0));
+	CHECK_EQ_INT(cnt_proj_finish(p, &err), 0);
+	CHECK_EQ_INT(cnt_proj_nscopes(p), 1);
+	CHECK_EQ_STR(cnt_proj_scope(p, 0), "eu");
+	CHECK_EQ_STR(listing(p, 0), "m:1:1");
+	cnt_proj_free(p);
 }
 
 int main(void)
@@ -554,6 +589,7 @@ int main(void)
 	RUN(test_histogram_linear_and_log);
 	RUN(test_scopes);
 	RUN(test_scope_from_events);
+	RUN(test_scope_not_text);
 	cnt_defs_free(defs);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
