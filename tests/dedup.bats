@@ -431,6 +431,17 @@ make_state() {
 	[ "$stderr" = "cnt-dedup: 'u.avro' record 3: rejected (unknown_tenant): tenant 'é\\xc2\\x9b\\xff' is not declared in 'defs3.json'" ]
 }
 
+@test "a reject line cuts a long id before a character, never inside it" {
+	# 127 bytes and a 2-byte e-acute: longer than a declared id may be, so
+	# the container is written by python3-avro
+	local t
+	t=$(printf 'a%.0s' {1..127})é
+	ev l1 dist m1 1 | ingest "$T0" c.avro
+	"$PY" "$DATA/avro-poke.py" c.avro l.avro l1 tenant_id "'a' * 127 + '\u00e9'"
+	run -0 --separate-stderr cnt-dedup -d "$DEFS" -o out.avro -r rej.jsonl l.avro
+	one --arg m "tenant '${t:0:127}...' is not declared in '$DEFS'" '.message == $m' rej.jsonl
+}
+
 @test "--stats keys: the common ones of cnt(7), then the state's" {
 	ev a dist m1 1 | ingest 2026-03-01T10:00:00Z s1.avro
 	cnt-dedup -d "$DEFS" -o out.avro --stats st.json s1.avro s1.avro

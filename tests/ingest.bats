@@ -236,6 +236,13 @@ expect_reject() {
 	expect_reject unknown_tenant tenant_id "tenant 'nobody' is not declared" "$(ev '.tenant_id = "nobody"')"
 }
 
+@test "unknown_tenant: a long id is cut before a character, never inside it, and marked cut" {
+	# 63 bytes and a 3-byte euro sign: the 64-byte cut falls inside it
+	local t
+	t=$(printf 'a%.0s' {1..63})€
+	expect_reject unknown_tenant tenant_id "tenant '${t:0:63}...' is not declared" "$(ev ".tenant_id = \"$t\"")"
+}
+
 @test "unknown_counter: not declared for the tenant" {
 	# steps exists, but for acme only
 	expect_reject unknown_counter counter_id "not declared for tenant 'globex'" \

@@ -73,3 +73,18 @@ const char *cnt_shown(const void *p, size_t n, size_t max, char *out)
 	out[show(p, n, max, out, &chars)] = 0;
 	return out;
 }
+
+size_t cnt_utf8_cut(const void *p, size_t n, size_t max)
+{
+	const uint8_t *b = p;
+	size_t k;
+
+	if (n <= max)
+		return n;
+	/* b[max] is the first byte left out: back over a character it ends. */
+	for (k = max; k > 0 && max - k < 3 && (b[k] & 0xc0) == 0x80; k--)
+		;
+	if (k < max && cnt_utf8_len(b + k, n - k) > max - k)
+		return k;
+	return max;
+}

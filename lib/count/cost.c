@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/limits.h"
+#include "base/text.h"
 
 struct cnt_cost {
 	const cnt_defs *d;
@@ -71,7 +72,7 @@ void cnt_cost_free(cnt_cost *c)
 	free(c);
 }
 
-#define SHOWN(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
+#define SHOW(s) CNT_CUT(s, 64)   /* a name from the input, cut whole */
 
 int cnt_cost_weight(const cnt_event *e, uint64_t *w, char *why, size_t n)
 {
@@ -88,8 +89,8 @@ int cnt_cost_weight(const cnt_event *e, uint64_t *w, char *why, size_t n)
 			l = v.n == 1 ? (unsigned)(v.p[0] - '0')
 				     : (unsigned)(v.p[0] - '0') * 10 + (unsigned)(v.p[1] - '0');
 		if (l < 1 || l > 20) {
-			snprintf(why, n, "attrs 'cnt.sample' '%.*s' is not a sampling level (1 to 20)",
-				 SHOWN(v));
+			snprintf(why, n, "attrs 'cnt.sample' '%.*s%s' is not a sampling level (1 to 20)",
+				 SHOW(v));
 			return 0;
 		}
 		*w = (uint64_t)1 << l;
@@ -107,8 +108,8 @@ int cnt_cost_add(cnt_cost *c, const cnt_event *e, const char **reason, char *why
 
 	if (ct == NULL) {
 		*reason = "unknown_counter";
-		snprintf(why, n, "counter '%.*s/%.*s' is not declared", SHOWN(e->tenant_id),
-			 SHOWN(e->counter_id));
+		snprintf(why, n, "counter '%.*s%s/%.*s%s' is not declared", SHOW(e->tenant_id),
+			 SHOW(e->counter_id));
 		return 1;
 	}
 	for (j = 0; j < ct->nversions && ct->versions[j].version != e->counter_version; j++)

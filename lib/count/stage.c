@@ -18,15 +18,6 @@
 #define ID_SHOWN 128
 #define REJECTS_PIECE (64u << 10)
 
-static int shown(size_t n)
-{
-	return (int)(n > ID_SHOWN ? ID_SHOWN : n);
-}
-
-static const char *text(cnt_slice s)
-{
-	return s.p ? s.p : "";
-}
 
 int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_event *e,
 	cnt_count_target *t, cnt_count_reject *rej)
@@ -37,8 +28,8 @@ int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_even
 	if (t->tenant == NULL) {
 		rej->reason = "unknown_tenant";
 		rej->field = "tenant_id";
-		snprintf(rej->msg, sizeof(rej->msg), "tenant '%.*s' is not declared in '%s'",
-			shown(e->tenant_id.n), text(e->tenant_id), defs_name);
+		snprintf(rej->msg, sizeof(rej->msg), "tenant '%.*s%s' is not declared in '%s'",
+			CNT_CUT(e->tenant_id, ID_SHOWN), defs_name);
 		return 1;
 	}
 	t->counter = cnt_defs_counter(defs, e->tenant_id.p, e->tenant_id.n, e->counter_id.p, e->counter_id.n);
@@ -46,8 +37,8 @@ int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_even
 	if (t->version == NULL) {
 		rej->reason = "unknown_counter";
 		rej->field = "counter_version";
-		snprintf(rej->msg, sizeof(rej->msg), "counter '%.*s/%.*s' version %d is not declared in '%s'",
-			shown(e->tenant_id.n), text(e->tenant_id), shown(e->counter_id.n), text(e->counter_id),
+		snprintf(rej->msg, sizeof(rej->msg), "counter '%.*s%s/%.*s%s' version %d is not declared in '%s'",
+			CNT_CUT(e->tenant_id, ID_SHOWN), CNT_CUT(e->counter_id, ID_SHOWN),
 			(int)e->counter_version, defs_name);
 		return 1;
 	}
@@ -56,9 +47,9 @@ int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_even
 	if (t->version->monotonic && e->delta < 0 && e->retracts.p == NULL) {
 		rej->reason = "not_monotonic";
 		rej->field = "delta";
-		snprintf(rej->msg, sizeof(rej->msg), "delta %lld would lower monotonic counter '%.*s/%.*s' "
+		snprintf(rej->msg, sizeof(rej->msg), "delta %lld would lower monotonic counter '%.*s%s/%.*s%s' "
 			"v%d, and the event is not a retraction's compensation", (long long)e->delta,
-			shown(e->tenant_id.n), text(e->tenant_id), shown(e->counter_id.n), text(e->counter_id),
+			CNT_CUT(e->tenant_id, ID_SHOWN), CNT_CUT(e->counter_id, ID_SHOWN),
 			(int)e->counter_version);
 		return 1;
 	}

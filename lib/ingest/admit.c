@@ -11,6 +11,7 @@
 
 #include <xxhash.h>
 
+#include "base/text.h"
 #include "ingest/cap.h"
 #include "ingest/ivt.h"
 #include "ingest/verify.h"
@@ -152,7 +153,7 @@ static const char *show_ms(char buf[32], uint64_t ms)
 	return buf;
 }
 
-#define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
+#define SHOW(s) CNT_CUT(s, 64)   /* a name from the input, cut whole */
 
 /* The watch-time gate of version cv (cnt-definitions(5)): 0 when e passes
  * it, else the verdict. */
@@ -173,7 +174,7 @@ static int watch_gate(cnt_admit *a, cnt_verdict *v, const cnt_counter *c,
 		ms = ms > (INT64_MAX - 9) / 10 ? INT64_MAX : ms * 10 + (w.p[i] - '0');
 	if (w.n == 0 || i < w.n)
 		return reject(a, v, CNT_REJ_BAD_WATCH, "attrs",
-			"attrs '%s' '%.*s' is not a decimal number of milliseconds", cv->watch_attr, SHOW(w));
+			"attrs '%s' '%.*s%s' is not a decimal number of milliseconds", cv->watch_attr, SHOW(w));
 	if (ms < cv->min_watch_ms)
 		return reject(a, v, CNT_REJ_BELOW_WATCH, "attrs",
 			"attrs '%s' %" PRId64 " ms is below the %" PRId64 " ms counter '%s/%s' v%d counts",
@@ -265,23 +266,23 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		if (raw->attr_keys[i].n < 1 || raw->attr_keys[i].n > CNT_ATTR_KEY_MAX ||
 		    raw->attr_vals[i].n > CNT_ATTR_VAL_MAX)
 			return reject(a, v, CNT_REJ_BAD_FIELD, "attrs",
-				"field 'attrs': entry '%.*s' has a %zu-byte key and a %zu-byte value "
+				"field 'attrs': entry '%.*s%s' has a %zu-byte key and a %zu-byte value "
 				"(keys must be 1 to %d bytes, values at most %d)",
 				SHOW(raw->attr_keys[i]), raw->attr_keys[i].n, raw->attr_vals[i].n,
 				CNT_ATTR_KEY_MAX, CNT_ATTR_VAL_MAX);
 	for (size_t i = 0; i < raw->nattrs; i++)
 		if (raw->attr_keys[i].n >= 4 && memcmp(raw->attr_keys[i].p, "cnt.", 4) == 0)
 			return reject(a, v, CNT_REJ_RESERVED_ATTR, "attrs",
-				"attrs key '%.*s' is reserved: keys beginning 'cnt.' are written by cnt only",
+				"attrs key '%.*s%s' is reserved: keys beginning 'cnt.' are written by cnt only",
 				SHOW(raw->attr_keys[i]));
 
 	t = cnt_defs_tenant(a->cfg.defs, raw->tenant_id.p, raw->tenant_id.n);
 	if (t == NULL)
-		return reject(a, v, CNT_REJ_UNKNOWN_TENANT, "tenant_id", "tenant '%.*s' is not declared",
+		return reject(a, v, CNT_REJ_UNKNOWN_TENANT, "tenant_id", "tenant '%.*s%s' is not declared",
 			SHOW(raw->tenant_id));
 	c = cnt_defs_counter(a->cfg.defs, raw->tenant_id.p, raw->tenant_id.n, raw->counter_id.p, raw->counter_id.n);
 	if (c == NULL)
-		return reject(a, v, CNT_REJ_UNKNOWN_COUNTER, "counter_id", "counter '%.*s' is not declared for tenant '%s'",
+		return reject(a, v, CNT_REJ_UNKNOWN_COUNTER, "counter_id", "counter '%.*s%s' is not declared for tenant '%s'",
 			SHOW(raw->counter_id), t->tenant_id);
 	cv = cnt_counter_version_at(c, now);
 	if (cv == NULL)
@@ -357,7 +358,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	if (cnt_fpset_find(&a->seen, fp, &first)) {
 		v->outcome = CNT_ADMIT_DUPLICATE;
 		v->first = first;
-		snprintf(v->msg, sizeof(v->msg), "idempotency_key '%.*s' was accepted earlier in this batch",
+		snprintf(v->msg, sizeof(v->msg), "idempotency_key '%.*s%s' was accepted earlier in this batch",
 			SHOW(raw->idempotency_key));
 		a->st.duplicate++;
 		a->dup_by_counter[ci]++;
@@ -367,7 +368,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		return reject(a, v, CNT_REJ_IVT_RATE, NULL, "%s", why);
 	if (a->cfg.members != NULL && cnt_members_check(a->cfg.members, t, raw->member_ref, &mfp))
 		return reject(a, v, CNT_REJ_MEMBER_CAP, "member_ref",
-			"member '%.*s' is new and tenant '%s' already has its member_cap of %" PRId64
+			"member '%.*s%s' is new and tenant '%s' already has its member_cap of %" PRId64
 			" members", SHOW(raw->member_ref), t->tenant_id, t->member_cap);
 	if (a->cfg.live && t->event_quota_per_s > 0) {
 		quota_slot *q = &a->quota[ti];

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/fpset.h"
+#include "base/text.h"
 
 /* ---- reading lines -------------------------------------------------------- */
 
@@ -558,7 +559,7 @@ int cnt_ivt_attr(const cnt_ivt_event *e, const char *key, cnt_slice *out)
 	return 0;
 }
 
-#define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
+#define SHOW(s) CNT_CUT(s, 64)   /* a name from the input, cut whole */
 
 int cnt_ivt_lists(const cnt_ivt *v, const cnt_counter *c, const cnt_ivt_event *e, char *msg,
 	size_t msgn)
@@ -573,12 +574,12 @@ int cnt_ivt_lists(const cnt_ivt *v, const cnt_counter *c, const cnt_ivt_event *e
 		if (f->kind == CNT_FILTER_RATE || !cnt_ivt_attr(e, f->attr, &val))
 			continue;
 		if (f->kind == CNT_FILTER_USER_AGENT && cnt_ualist_match(l, val.p, val.n) == 1) {
-			snprintf(msg, msgn, "attrs '%s' '%.*s' matches the user-agent list '%s'",
+			snprintf(msg, msgn, "attrs '%s' '%.*s%s' matches the user-agent list '%s'",
 				f->attr, SHOW(val), f->list);
 			return (int)j;
 		}
 		if (f->kind == CNT_FILTER_ADDRESS && cnt_addrlist_match(l, val.p, val.n) == 1) {
-			snprintf(msg, msgn, "attrs '%s' '%.*s' is in the address list '%s'",
+			snprintf(msg, msgn, "attrs '%s' '%.*s%s' is in the address list '%s'",
 				f->attr, SHOW(val), f->list);
 			return (int)j;
 		}
@@ -643,7 +644,7 @@ int cnt_ivt_rate(cnt_ivt *v, const cnt_counter *c, const cnt_ivt_event *e, char 
 
 			if (f->attr != NULL)
 				cnt_ivt_attr(e, f->attr, &who);
-			snprintf(msg, msgn, "%s '%.*s' already has %" PRId64 " events within %" PRId64
+			snprintf(msg, msgn, "%s '%.*s%s' already has %" PRId64 " events within %" PRId64
 				" s of this one (at most %" PRId64 " per %" PRId64 " s)",
 				f->attr ? f->attr : "item", SHOW(who), f->max_events, f->span_s,
 				f->max_events, f->span_s);

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "base/buf.h"
+#include "base/text.h"
 #include "time/timefmt.h"
 
 #define KEYRING_FILE_MAX (16u << 20)
@@ -354,7 +355,7 @@ size_t cnt_keyring_nkeys(const cnt_keyring *k)
 	return k ? k->nkeys : 0;
 }
 
-#define SHOW(s) (int)((s).n > 64 ? 64 : (s).n), (s).p
+#define SHOW(s) CNT_CUT(s, 64)   /* a name from the input, cut whole */
 
 cnt_sig_status cnt_verify_event(const cnt_keyring *k, const cnt_raw_event *e, int64_t now_ms,
 	char *why, size_t why_n)
@@ -379,11 +380,11 @@ cnt_sig_status cnt_verify_event(const cnt_keyring *k, const cnt_raw_event *e, in
 		return CNT_SIG_UNKNOWN_KEY;
 	}
 	if ((key = cnt_keyring_find(k, e->tenant_id.p, e->tenant_id.n, keyid)) == NULL) {
-		snprintf(why, why_n, "tenant '%.*s' registered no key '%s'", SHOW(e->tenant_id), keyid);
+		snprintf(why, why_n, "tenant '%.*s%s' registered no key '%s'", SHOW(e->tenant_id), keyid);
 		return CNT_SIG_UNKNOWN_KEY;
 	}
 	if (!(key->origins & (client ? CNT_KEY_ORIGIN_CLIENT : CNT_KEY_ORIGIN_BACKEND))) {
-		snprintf(why, why_n, "key '%s' of tenant '%.*s' is not registered for %s-origin events",
+		snprintf(why, why_n, "key '%s' of tenant '%.*s%s' is not registered for %s-origin events",
 			keyid, SHOW(e->tenant_id), oname);
 		return CNT_SIG_UNKNOWN_KEY;
 	}
@@ -398,7 +399,7 @@ cnt_sig_status cnt_verify_event(const cnt_keyring *k, const cnt_raw_event *e, in
 	}
 	if (now_ms >= key->revoked_at_ms) {
 		cnt_time_format_rfc3339(key->revoked_at_ms, t1);
-		snprintf(why, why_n, "key '%s' of tenant '%.*s' was revoked at %s", keyid, SHOW(e->tenant_id), t1);
+		snprintf(why, why_n, "key '%s' of tenant '%.*s%s' was revoked at %s", keyid, SHOW(e->tenant_id), t1);
 		return CNT_SIG_REVOKED;
 	}
 	if (e->event_time_ms < key->valid_from_ms || e->event_time_ms >= key->valid_until_ms) {

@@ -399,7 +399,7 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		int rc;
 
 		if (cnt_hll_deserialize(&h, (const uint8_t *)bk->sketch.p, bk->sketch.n, err) != 0)
-			return cnt_err_prefix(err, "member '%.*s': sketch", (int)(bk->member_ref.n > 64 ? 64 : bk->member_ref.n), bk->member_ref.p);
+			return cnt_err_prefix(err, "member '%.*s%s': sketch", CNT_CUT(bk->member_ref, 64));
 		if (m->sketch == NULL) {
 			m->sketch = malloc(sizeof(cnt_hll));
 			if (m->sketch == NULL) {

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "avro/json.h"
+#include "base/text.h"
 #include "count/estimate.h"
 #include "count/hll.h"
 #include "count/rollup.h"
@@ -442,8 +443,7 @@ static int merge_sketch(cell *c, cnt_slice bytes, const cnt_bucket *b, cnt_err *
 			c->prec = (uint8_t)p;   /* HLL++: a union folds to the lower */
 	}
 	if (cnt_hll_deserialize(&h, (const uint8_t *)bytes.p, bytes.n, err) != 0)
-		return cnt_err_prefix(err, "member '%.*s': sketch", (int)(b->member_ref.n > 64 ? 64 : b->member_ref.n),
-			b->member_ref.p);
+		return cnt_err_prefix(err, "member '%.*s%s': sketch", CNT_CUT(b->member_ref, 64));
 	if (c->sketch == NULL) {
 		if ((c->sketch = malloc(sizeof(*c->sketch))) == NULL) {
 			cnt_hll_release(&h);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/slice.h"
 #include "base/text.h"
 #include "unit.h"
 
@@ -165,9 +166,86 @@ static void test_random(void)
 	CHECK(hidden > 100);  /* and the escaped characters' */
 }
 
+/* Worked examples of cnt_utf8_cut and CNT_CUT. */
+static void test_cut_examples(void)
+{
+	static const char euro[] = "a\xe2\x82\xac", emoji[] = "\xf0\x9f\x98\x80z", stray[] = "ab\x80\x80\x80\x80";
+	cnt_slice s = { "ab\xc3\xa9", 4 }, none = { NULL, 0 };
+	char m[64];
+
+	CHECK_EQ_INT(cnt_utf8_cut("abc", 3, 3), 3);
+	CHECK_EQ_INT(cnt_utf8_cut("abc", 3, 2), 2);
+	CHECK_EQ_INT(cnt_utf8_cut("abc", 3, 0), 0);
+	CHECK_EQ_INT(cnt_utf8_cut(euro, 4, 4), 4);
+	CHECK_EQ_INT(cnt_utf8_cut(euro, 4, 3), 1);   /* not into the euro sign */
+	CHECK_EQ_INT(cnt_utf8_cut(euro, 4, 2), 1);
+	CHECK_EQ_INT(cnt_utf8_cut(euro, 4, 1), 1);
+	CHECK_EQ_INT(cnt_utf8_cut(emoji, 5, 3), 0);
+	CHECK_EQ_INT(cnt_utf8_cut(emoji, 5, 4), 4);
+	CHECK_EQ_INT(cnt_utf8_cut(stray, 6, 4), 4);  /* stray continuation bytes: cut where they fall */
+	CHECK_EQ_INT(cnt_utf8_cut("\xc3\xa9", 2, 1), 0);
+	CHECK_EQ_INT(cnt_utf8_cut("\xc3\xc3", 2, 1), 1);  /* a lead byte alone is no character */
+	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(s, 3));
+	CHECK_EQ_STR(m, "'ab...'");
+	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(s, 4));
+	CHECK_EQ_STR(m, "'ab\xc3\xa9'");
+	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(none, 4));
+	CHECK_EQ_STR(m, "''");
+}
+
+/* On random bytes: the cut is at most max and at most three bytes short
+ * of it, and of text jansson accepts, it keeps the longest prefix that is
+ * still text (jansson the judge). */
+static void test_cut_random(void)
+{
+	static const uint8_t pick[] = {'a', 0, 0x80, 0x9f, 0xbf, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f,
+		0x98, 0xed, 0xa0, 0xf4, 0x90, 0xff};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t text = 0;
+
+	for (int t = 0; t < 50000; t++) {
+		char in[10];
+		size_t n;
+		json_t *j;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = x % 10;
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			in[i] = (char)pick[x % sizeof(pick)];
+		}
+		j = json_stringn(in, n);
+		text += j != NULL;
+		for (size_t max = 0; max <= n + 1; max++) {
+			size_t k = cnt_utf8_cut(in, n, max);
+
+			if (n <= max) {
+				CHECK_EQ_INT(k, n);
+				continue;
+			}
+			CHECK(k <= max && k + 3 >= max);
+			if (j != NULL) {
+				json_t *pre = json_stringn(in, k);
+
+				CHECK(pre != NULL);
+				json_decref(pre);
+				for (size_t l = k + 1; l <= max; l++) {
+					pre = json_stringn(in, l);
+					CHECK(pre == NULL);
+					json_decref(pre);
+				}
+			}
+		}
+		json_decref(j);
+	}
+	CHECK(text > 1000);
+}
+
 int main(void)
 {
 	RUN(test_examples);
 	RUN(test_random);
+	RUN(test_cut_examples);
+	RUN(test_cut_random);
 	return unit_report("text");
 }
