@@ -479,11 +479,12 @@ b = bytearray(open(p, "rb").read()); b[o] ^= 0x01; open(p, "wb").write(b)' "$1" 
 	run -2 cnt-seal close -d "$DEFS" --season c43 --sealed sealed --now "$SEAL_AT" --scopes scopes.csv \
 		--scope west "$F/buckets.avro"
 	[ "$output" = "cnt-seal: season 'c43' has no member in scope 'west'" ]
-	# a scope name that is not UTF-8 (it was "out of memory"): nothing published
+	# a scope name that is not UTF-8 (it was "out of memory"), refused as the
+	# scopes are read: nothing published
 	printf 'member_ref,scope\nm-a,we\377st\n' >bad-scopes.csv
 	cp -a sealed before
 	run -2 cnt-seal close -d "$DEFS" --season c43 --sealed sealed --now "$SEAL_AT" --scopes bad-scopes.csv "$F/buckets.avro"
-	[ "$output" = "cnt-seal: board 'acme-cohorts': scope 'we\\xffst' (from --scopes, or the events' scope attribute) is not UTF-8 text, which the ledger cannot name; nothing published" ]
+	[ "$output" = "cnt-seal: 'bad-scopes.csv' line 2: the scope is not UTF-8 text" ]
 	diff -r before sealed
 	cnt-seal verify --sealed sealed
 	run -0 cnt-seal show --season c43 --sealed sealed --scope 'q"u\o'

@@ -481,6 +481,8 @@ int cnt_seal_close(cnt_seal_dir *s, cnt_board_build *bb, const char *scope, int6
 		if (scope && strcmp(scope, sc) != 0)
 			continue;
 		found = 1;
+		/* The scopes' readers refuse such a name already (cnt_board_read_scopes,
+		 * cnt_proj_scope_from_event); this keeps the ledger safe from a new one. */
 		if (!cnt_json_text_ok(sc, strlen(sc))) {
 			char shown[CNT_SHOWN_SIZE(64)];
 
