@@ -357,6 +357,22 @@ hold_of() { cnt-cat holds.avro | jq -r --arg k "$1" 'select(.idempotency_key == 
 	[ -z "$output" ]
 }
 
+@test "list: a member of wide characters takes two columns each, and the table stays aligned" {
+	{ ev l1 pts 中文名 7 '' 2026-03-01T10:01:00Z; ev l2 pts b 7 '' 2026-03-01T10:01:30Z
+	  ev l3 pts é 7 '' 2026-03-01T10:02:00Z; } | hold_in log.avro holds.avro
+	run -0 cnt-hold list holds.avro
+	[ "${#lines[@]}" -eq 4 ]
+	# where the event time starts, in terminal columns (Python's Unicode
+	# tables: East Asian wide takes two)
+	printf '%s\n' "${lines[@]:1}" | "$PY" -c '
+import sys, unicodedata
+cols = set()
+for l in sys.stdin.read().splitlines():
+    pre = l[:l.index("2026-03-01T")]
+    cols.add(sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in pre))
+assert len(cols) == 1, cols'
+}
+
 @test "ids holding quotes, backslashes and control characters: JSON lines parse, the table shows \\xNN" {
 	jq '.counters[-1].versions[0].client_writable = false' defs.json >/dev/null
 	printf '%s\n' '{"idempotency_key":"q\"1\\","tenant_id":"utc","counter_id":"pts","member_ref":"m\"\\\u0001x","delta":500,"event_time":"2026-03-01T10:00:00Z","attrs":{"k\"":"v\\\u001b"}}' |

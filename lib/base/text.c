@@ -3,7 +3,40 @@
  */
 #include "base/text.h"
 
+#include <locale.h>
+#include <pthread.h>
+#include <wchar.h>
+
 static const char hexd[] = "0123456789abcdef";
+
+static pthread_once_t utf8_once = PTHREAD_ONCE_INIT;
+static locale_t utf8_locale;   /* C.UTF-8, for its character widths */
+
+static void utf8_open(void)
+{
+	utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* The columns the valid UTF-8 character at p (l > 1 bytes) takes on a
+ * terminal: the C library's wcwidth in C.UTF-8 (two for a wide CJK
+ * character or an emoji, none for a combining mark), or 1 when it has no
+ * answer or no such locale. */
+static size_t columns(const uint8_t *p, size_t l)
+{
+	uint32_t cp = l == 2 ? (uint32_t)(p[0] & 0x1f) : l == 3 ? (uint32_t)(p[0] & 0x0f) : (uint32_t)(p[0] & 0x07);
+	locale_t old;
+	int w;
+
+	for (size_t k = 1; k < l; k++)
+		cp = cp << 6 | (uint32_t)(p[k] & 0x3f);
+	pthread_once(&utf8_once, utf8_open);
+	if (utf8_locale == (locale_t)0)
+		return 1;
+	old = uselocale(utf8_locale);
+	w = wcwidth((wchar_t)cp);
+	uselocale(old);
+	return w < 0 ? 1 : (size_t)w;
+}
 
 /* Whether the valid UTF-8 character at p (l bytes) is one text.h's rule
  * escapes although it is valid: C1, a separator, a bidirectional control. */
@@ -19,7 +52,7 @@ static int hidden(const uint8_t *p, size_t l)
 }
 
 /* Writes p[0..n) into out (room for 4 bytes per input byte and 4 more);
- * returns the bytes written, *chars the characters. */
+ * returns the bytes written, *chars the columns they take. */
 static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *chars)
 {
 	char *q = out;
@@ -42,7 +75,7 @@ static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *ch
 		} else {
 			for (size_t k = 0; k < l; k++)
 				*q++ = (char)p[i + k];
-			c++;
+			c += l == 1 ? 1 : columns(p + i, l);
 			i += l;
 		}
 	}

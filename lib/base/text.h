@@ -56,8 +56,10 @@ static inline size_t cnt_utf8_len(const uint8_t *p, size_t n)
 /* Appends p[0..n) to b by the rule above.  The first max bytes are shown
  * (a character begun there whole, unless it is escaped); when that leaves
  * some out, "..." follows.
- * Returns the number of characters written (an escape is four), for
- * tables that pad to a column, or -1 when out of memory. */
+ * Returns the columns the text takes on a terminal, for tables that pad
+ * to a column: an escape four, a wide (CJK, emoji) character two, a
+ * combining mark none, by the C library's wcwidth in the C.UTF-8 locale
+ * (one a character without it); or -1 when out of memory. */
 long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max);
 
 /* Room cnt_shown() needs for max bytes: four per byte, "..." and a NUL. */
