@@ -149,6 +149,15 @@ what_of() {
 	done
 }
 
+@test "an unknown codec's name is shown escaped: a header cannot send the terminal a control sequence" {
+	# the fixture's codec 'lz4', rewritten to ESC [ m (three bytes too)
+	"$PY" -c 'import sys; b = open(sys.argv[1], "rb").read(); i = b.index(b"lz4")
+open(sys.argv[2], "wb").write(b[:i] + b"\x1b[m" + b[i + 3:])' "$FIX/corrupt.unknown-codec.avro" "$BATS_TEST_TMPDIR/esc.avro"
+	run -2 --separate-stderr cnt-cat "$BATS_TEST_TMPDIR/esc.avro"
+	[[ $stderr == *"unsupported codec '\\x1b[m' (supported:"* ]]
+	[[ $stderr != *$'\x1b'* ]]
+}
+
 @test "the record position in a decoding error is 1-based within the input" {
 	run --separate-stderr cnt-cat --as event "$FIX/corrupt.bad-union.avro"
 	[ "$status" -eq 2 ]

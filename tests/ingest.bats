@@ -243,6 +243,10 @@ expect_reject() {
 	expect_reject unknown_tenant tenant_id "tenant '${t:0:63}...' is not declared" "$(ev ".tenant_id = \"$t\"")"
 }
 
+@test "unknown_tenant: an id holding a NUL is cut there, and marked cut" {
+	expect_reject unknown_tenant tenant_id "tenant 'a...' is not declared" "$(ev '.tenant_id = "a\u0000bbbb"')"
+}
+
 @test "unknown_counter: not declared for the tenant" {
 	# steps exists, but for acme only
 	expect_reject unknown_counter counter_id "not declared for tenant 'globex'" \

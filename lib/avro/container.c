@@ -3,6 +3,7 @@
  */
 #include "avro/container.h"
 #include "base/outfile.h"
+#include "base/text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,9 +299,12 @@ static int read_header(cnt_reader *r, cnt_err *err)
 	if (schema_kv == NULL)
 		return cnt_err_set(err, "'%s' byte %llu: header has no avro.schema", r->name, (unsigned long long)start);
 	h->cid = CNT_CODEC_NULL;
-	if (codec_kv && cnt_codec_lookup((const char *)codec_kv->val, codec_kv->vlen, &h->cid) != 0)
-		return cnt_err_set(err, "'%s' byte %llu: unsupported codec '%.*s' (supported: null, deflate, snappy, xz, zstandard, bzip2)",
-			r->name, (unsigned long long)start, (int)(codec_kv->vlen > 64 ? 64 : codec_kv->vlen), (const char *)codec_kv->val);
+	if (codec_kv && cnt_codec_lookup((const char *)codec_kv->val, codec_kv->vlen, &h->cid) != 0) {
+		char shown[CNT_SHOWN_SIZE(64)];
+
+		return cnt_err_set(err, "'%s' byte %llu: unsupported codec '%s' (supported: null, deflate, snappy, xz, zstandard, bzip2)",
+			r->name, (unsigned long long)start, cnt_shown(codec_kv->val, codec_kv->vlen, 64, shown));
+	}
 	h->schema = cnt_avro_schema_parse((const char *)schema_kv->val, schema_kv->vlen, err);
 	if (h->schema == NULL)
 		return cnt_err_prefix(err, "'%s' byte %llu: avro.schema", r->name, (unsigned long long)start);

@@ -5,6 +5,7 @@
 
 #include <locale.h>
 #include <pthread.h>
+#include <string.h>
 #include <wchar.h>
 
 static const char hexd[] = "0123456789abcdef";
@@ -110,8 +111,11 @@ const char *cnt_shown(const void *p, size_t n, size_t max, char *out)
 size_t cnt_utf8_cut(const void *p, size_t n, size_t max)
 {
 	const uint8_t *b = p;
+	const uint8_t *nul = n ? memchr(b, 0, n < max ? n : max) : NULL;
 	size_t k;
 
+	if (nul != NULL)
+		return (size_t)(nul - b);   /* printf's %.*s would stop there anyway */
 	if (n <= max)
 		return n;
 	/* b[max] is the first byte left out: back over a character it ends. */

@@ -73,13 +73,16 @@ const char *cnt_shown(const void *p, size_t n, size_t max, char *out);
 /* The length of p[0..n) cut to at most max bytes without splitting a
  * UTF-8 character: when the byte after the cut continues a character, the
  * cut moves back to that character's first byte (at most three bytes
- * back; bytes that are not UTF-8 are cut where they fall).  For messages
- * that give a name from a file raw, to be shown by the rule above later. */
+ * back; bytes that are not UTF-8 are cut where they fall).  A NUL ends
+ * it, as it would end printf's %.*s.  For reject messages, which give a
+ * name from a file raw and are shown by the rule above later (reject
+ * lines) or written as JSON strings (reject files); an error message
+ * for stderr uses cnt_shown instead. */
 size_t cnt_utf8_cut(const void *p, size_t n, size_t max);
 
 /* The arguments of printf's "%.*s%s" for the slice s cut to max bytes by
  * cnt_utf8_cut, followed by "..." when something was cut. */
 #define CNT_CUT(s, max) (int)cnt_utf8_cut((s).p, (s).n, (max)), ((s).p ? (s).p : ""), \
-	((s).n > (max) ? "..." : "")
+	(cnt_utf8_cut((s).p, (s).n, (max)) < (s).n ? "..." : "")
 
 #endif

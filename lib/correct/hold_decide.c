@@ -288,7 +288,7 @@ static int jslice(cnt_buf *b, const char *key, cnt_slice s)
 }
 
 /* Untrusted bytes for a table, by cnt_buf_shown's rule ("-" when empty),
- * padded to width characters and two spaces after. */
+ * padded to width columns and two spaces after. */
 static int shown(cnt_buf *b, cnt_slice s, size_t width)
 {
 	long n = s.n ? cnt_buf_shown(b, s.p, s.n, SIZE_MAX) : cnt_buf_putc(b, '-') ? -1 : 1;

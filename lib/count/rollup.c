@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "base/table.h"
+#include "base/text.h"
 #include "count/hll.h"
 #include "model/defs.h"
 
@@ -63,10 +64,11 @@ const cnt_tz *cnt_rollup_defs_zone(void *ctx, cnt_slice tenant, cnt_err *err)
 	const cnt_rollup_zones *z = ctx;
 	const cnt_tenant *t = cnt_defs_tenant(z->defs, tenant.p, tenant.n);
 	const cnt_tz *tz;
+	char shown[CNT_SHOWN_SIZE(128)];
 
 	if (t == NULL)
-		return cnt_err_set(err, "tenant '%.*s' is not declared in '%s': its day roll-ups need its timezone",
-			(int)(tenant.n > 128 ? 128 : tenant.n), tenant.p, z->defs_name), NULL;
+		return cnt_err_set(err, "tenant '%s' is not declared in '%s': its day roll-ups need its timezone",
+			cnt_shown(tenant.p, tenant.n, 128, shown), z->defs_name), NULL;
 	tz = cnt_tz_cache_get(z->tzc, t->timezone, err);
 	if (tz == NULL)
 		cnt_err_prefix(err, "tenant '%s'", t->tenant_id);

@@ -8,6 +8,7 @@
 
 #include <xxhash.h>
 
+#include "base/text.h"
 #include "count/shardmap.h"
 #include "time/tz.h"
 
@@ -109,8 +110,10 @@ static int ready(cnt_window *w, const cnt_count_target *t, cnt_err *err)
 
 static int bad_sample(const cnt_event *e, cnt_err *err)
 {
-	return cnt_err_set(err, "event '%.*s': attrs %s is not a sampling level 1 to %d: "
-		"corrupt log", (int)e->event_id.n, e->event_id.p, CNT_EVENT_SAMPLE_ATTR,
+	char shown[CNT_SHOWN_SIZE(64)];
+
+	return cnt_err_set(err, "event '%s': attrs %s is not a sampling level 1 to %d: "
+		"corrupt log", cnt_shown(e->event_id.p, e->event_id.n, 64, shown), CNT_EVENT_SAMPLE_ATTR,
 		CNT_APPROX_LEVEL_MAX);
 }
 

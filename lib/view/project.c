@@ -398,8 +398,12 @@ int cnt_proj_add_bucket(cnt_proj *p, const cnt_bucket *bk, cnt_err *err)
 		cnt_hll h;
 		int rc;
 
-		if (cnt_hll_deserialize(&h, (const uint8_t *)bk->sketch.p, bk->sketch.n, err) != 0)
-			return cnt_err_prefix(err, "member '%.*s%s': sketch", CNT_CUT(bk->member_ref, 64));
+		if (cnt_hll_deserialize(&h, (const uint8_t *)bk->sketch.p, bk->sketch.n, err) != 0) {
+			char shown[CNT_SHOWN_SIZE(64)];
+
+			return cnt_err_prefix(err, "member '%s': sketch",
+				cnt_shown(bk->member_ref.p, bk->member_ref.n, 64, shown));
+		}
 		if (m->sketch == NULL) {
 			m->sketch = malloc(sizeof(cnt_hll));
 			if (m->sketch == NULL) {

@@ -442,8 +442,11 @@ static int merge_sketch(cell *c, cnt_slice bytes, const cnt_bucket *b, cnt_err *
 		if (c->prec == 0 || p < c->prec)
 			c->prec = (uint8_t)p;   /* HLL++: a union folds to the lower */
 	}
-	if (cnt_hll_deserialize(&h, (const uint8_t *)bytes.p, bytes.n, err) != 0)
-		return cnt_err_prefix(err, "member '%.*s%s': sketch", CNT_CUT(b->member_ref, 64));
+	if (cnt_hll_deserialize(&h, (const uint8_t *)bytes.p, bytes.n, err) != 0) {
+		char shown[CNT_SHOWN_SIZE(64)];
+
+		return cnt_err_prefix(err, "member '%s': sketch", cnt_shown(b->member_ref.p, b->member_ref.n, 64, shown));
+	}
 	if (c->sketch == NULL) {
 		if ((c->sketch = malloc(sizeof(*c->sketch))) == NULL) {
 			cnt_hll_release(&h);

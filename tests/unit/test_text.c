@@ -220,17 +220,21 @@ static void test_cut_examples(void)
 	CHECK_EQ_INT(cnt_utf8_cut(stray, 6, 4), 4);  /* stray continuation bytes: cut where they fall */
 	CHECK_EQ_INT(cnt_utf8_cut("\xc3\xa9", 2, 1), 0);
 	CHECK_EQ_INT(cnt_utf8_cut("\xc3\xc3", 2, 1), 1);  /* a lead byte alone is no character */
+	CHECK_EQ_INT(cnt_utf8_cut("a\0bbbb", 6, 64), 1);  /* a NUL ends it, as it ends %.*s */
 	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(s, 3));
 	CHECK_EQ_STR(m, "'ab...'");
 	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(s, 4));
 	CHECK_EQ_STR(m, "'ab\xc3\xa9'");
 	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(none, 4));
 	CHECK_EQ_STR(m, "''");
+	s = (cnt_slice){ "a\0bbbb", 6 };   /* shorter than max, but cut: it says so */
+	snprintf(m, sizeof(m), "'%.*s%s'", CNT_CUT(s, 64));
+	CHECK_EQ_STR(m, "'a...'");
 }
 
-/* On random bytes: the cut is at most max and at most three bytes short
- * of it, and of text jansson accepts, it keeps the longest prefix that is
- * still text (jansson the judge). */
+/* On random bytes: a NUL before max ends the cut; else the cut is at most
+ * max and at most three bytes short of it, and of text jansson accepts, it
+ * keeps the longest prefix that is still text (jansson the judge). */
 static void test_cut_random(void)
 {
 	static const uint8_t pick[] = {'a', 0, 0x80, 0x9f, 0xbf, 0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f,
@@ -253,7 +257,12 @@ static void test_cut_random(void)
 		text += j != NULL;
 		for (size_t max = 0; max <= n + 1; max++) {
 			size_t k = cnt_utf8_cut(in, n, max);
+			const char *nul = memchr(in, 0, n < max ? n : max);
 
+			if (nul != NULL) {   /* a NUL within the cut ends it */
+				CHECK_EQ_INT(k, nul - in);
+				continue;
+			}
 			if (n <= max) {
 				CHECK_EQ_INT(k, n);
 				continue;
