@@ -163,6 +163,23 @@ publish() {
 	echo "$output" | jq -c 'select(.kind == "check")' | one '.agrees'
 }
 
+@test "a region board: a scope attribute that is not text in the log stops it, naming file, record and event (status 2)" {
+	jq '.leaderboards += [{board_id: "b-reg", tenant_id: "utc", counter_id: "dist", window: "day",
+		scope_kind: "region", scope_attr: "region", order: "desc", tie_break: ["member_ref_asc"], rank_numbering: "competition",
+		materialised_cap: 10, freshness_budget_s: 60}]' "$DEFS" >reg.json
+	printf '%s\n' '{"idempotency_key":"r1","tenant_id":"utc","counter_id":"dist","member_ref":"m1","delta":5,"item":"v1","event_time":"2026-03-01T10:00:00Z","attrs":{"region":"eu"}}' \
+		'{"idempotency_key":"r2","tenant_id":"utc","counter_id":"dist","member_ref":"m2","delta":3,"item":"v2","event_time":"2026-03-01T10:05:00Z","attrs":{"region":"eu"}}' |
+		ingest "$NOW" log.avro reg.json
+	run -0 cnt-explain -d reg.json -b b-reg --member m1 --scope eu --now "$AT" -F json log.avro
+	echo "$output" | jq -c 'select(.kind == "standing")' | one '.found and .rank == 1 and .value == 5'
+	# a log no cnt tool wrote: a NUL in m2's region
+	"$PY" "$BATS_TEST_DIRNAME/data/core/avro-poke.py" log.avro bad.avro r2 attrs '{**v, "region": "e\0u"}'
+	run -2 --separate-stderr cnt-explain -d reg.json -b b-reg --member m1 --scope eu --now "$AT" bad.avro
+	id=$(cnt-cat log.avro | jq -r 'select(.idempotency_key == "r2") | .event_id')
+	[ "$stderr" = "cnt-explain: 'bad.avro' record 2: event '$id': attrs 'region' is not UTF-8 text, so it cannot name a scope (cnt-ingest admits only text: was this log written by another tool?)" ]
+	[ -z "$output" ]
+}
+
 @test "usage and hostile input: clear one-line errors, status 2" {
 	make_log
 	run -2 cnt-explain -d "$DEFS" -b b-dist --now "$AT" log1.avro

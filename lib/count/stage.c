@@ -18,7 +18,6 @@
 #define ID_SHOWN 128
 #define REJECTS_PIECE (64u << 10)
 
-
 int cnt_count_lookup(const cnt_defs *defs, const char *defs_name, const cnt_event *e,
 	cnt_count_target *t, cnt_count_reject *rej)
 {
