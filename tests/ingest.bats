@@ -499,6 +499,20 @@ t1,t3" ]
 		all(.[]; .reason == "duplicate" and .duplicate_of == {input: $a, record: .line})' "$d/dup2.jsonl"
 }
 
+@test "duplicates across four inputs, one of them empty: each names its first copy's input and line" {
+	local d=$BATS_TEST_TMPDIR
+	{ ev '.idempotency_key = "a1"'; printf '\n\n'; ev '.idempotency_key = "a4"'; } >"$d/a.jsonl"
+	: >"$d/empty.jsonl"
+	{ ev '.idempotency_key = "b1"'; ev '.idempotency_key = "a4"'; ev '.idempotency_key = "b3"'; } >"$d/b.jsonl"
+	{ ev '.idempotency_key = "b3"'; ev '.idempotency_key = "a1"'; ev '.idempotency_key = "b1"'; } >"$d/c.jsonl"
+	cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -o "$d/out.avro" -D "$d/dup.jsonl" \
+		"$d/a.jsonl" "$d/empty.jsonl" "$d/b.jsonl" "$d/c.jsonl"
+	[ "$(keys_of "$d/out.avro")" = a1,a4,b1,b3 ]
+	[ "$(jq -r '"\(.input | sub(".*/"; "")):\(.line) \(.duplicate_of.input | sub(".*/"; "")):\(.duplicate_of.line)"' \
+		"$d/dup.jsonl" | paste -sd' ' -)" = \
+		'b.jsonl:2 a.jsonl:4 c.jsonl:1 b.jsonl:3 c.jsonl:2 a.jsonl:1 c.jsonl:3 b.jsonl:1' ]
+}
+
 @test "a duplicate of a rejected event is judged afresh" {
 	local d=$BATS_TEST_TMPDIR
 	{

@@ -13,6 +13,7 @@
 
 #include "base/text.h"
 #include "ingest/cap.h"
+#include "ingest/seen.h"
 #include "ingest/ivt.h"
 #include "ingest/verify.h"
 
@@ -42,7 +43,7 @@ typedef struct quota_slot {
 
 struct cnt_admit {
 	cnt_admit_cfg cfg;
-	cnt_fpset seen;
+	cnt_seen seen;
 	cnt_admit_stats st;
 	size_t ncounters, ntenants;
 	uint64_t *acc_by_counter, *dup_by_counter;
@@ -64,7 +65,7 @@ cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err)
 	a->dup_by_counter = calloc(a->ncounters + 1, sizeof(uint64_t));
 	a->quota = calloc(a->ntenants + 1, sizeof(quota_slot));
 	if (a->acc_by_counter == NULL || a->dup_by_counter == NULL || a->quota == NULL ||
-	    cnt_fpset_init_load(&a->seen, cfg->expected > (1u << 16) ? cfg->expected : (1u << 16), ADMIT_LOAD_PCT) != 0)
+	    cnt_seen_init(&a->seen, cfg->expected > (1u << 16) ? cfg->expected : (1u << 16), ADMIT_LOAD_PCT) != 0)
 		goto oom;
 	for (size_t i = 0; i < a->ntenants; i++)
 		a->quota[i].second = INT64_MIN;
@@ -83,7 +84,7 @@ void cnt_admit_free(cnt_admit *a)
 {
 	if (a == NULL)
 		return;
-	cnt_fpset_release(&a->seen);
+	cnt_seen_release(&a->seen);
 	free(a->acc_by_counter);
 	free(a->dup_by_counter);
 	free(a->quota);
@@ -211,14 +212,14 @@ int cnt_admit_fp_key(const cnt_raw_event *raw, cnt_buf *b)
 
 void cnt_admit_prefetch_fp(cnt_admit *a, cnt_fp fp)
 {
-	cnt_fpset_prefetch(&a->seen, fp);
+	cnt_seen_prefetch(&a->seen, fp);
 }
 
 cnt_fp cnt_admit_prefetch(cnt_admit *a, const cnt_raw_event *raw)
 {
 	cnt_fp fp = cnt_admit_fp(raw);
 
-	cnt_fpset_prefetch(&a->seen, fp);
+	cnt_seen_prefetch(&a->seen, fp);
 	return fp;
 }
 
@@ -355,7 +356,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 	ti = (size_t)(t - cnt_defs_tenant_at(a->cfg.defs, 0));
 	/* Quota before remembering the key: a shed event was not admitted,
 	 * so its retry must not be taken for a duplicate. */
-	if (cnt_fpset_find(&a->seen, fp, &first)) {
+	if (cnt_seen_find(&a->seen, fp, &first)) {
 		v->outcome = CNT_ADMIT_DUPLICATE;
 		v->first = first;
 		snprintf(v->msg, sizeof(v->msg), "idempotency_key '%.*s%s' was accepted earlier in this batch",
@@ -387,7 +388,7 @@ int cnt_admit_event_fp(cnt_admit *a, const cnt_raw_event *raw, cnt_fp fp, uint64
 		}
 		q->used++;
 	}
-	added = cnt_fpset_add(&a->seen, fp, tag, &first);
+	added = cnt_seen_add(&a->seen, fp, tag, &first);
 	if (added < 0 || (c->nfilters > 0 && cnt_ivt_rate_commit(a->ivt, c, &ie) != 0) ||
 	    (a->cfg.members != NULL && cnt_members_add(a->cfg.members, t, mfp) != 0))
 		return -1;

@@ -124,8 +124,8 @@ typedef struct cnt_admit cnt_admit;
 cnt_admit *cnt_admit_new(const cnt_admit_cfg *cfg, cnt_err *err);
 void cnt_admit_free(cnt_admit *a);
 
-/* Judges one raw event.  tag identifies it for duplicate reports (the
- * caller's input number and position).  On CNT_ADMIT_ACCEPT, *out is the
+/* Judges one raw event.  tag identifies it for duplicate reports (where
+ * the caller read it; at most CNT_SEEN_VAL_MAX, ingest/seen.h).  On CNT_ADMIT_ACCEPT, *out is the
  * log record; its event_id lives in a until the next call.  Returns the
  * outcome (also in v->outcome), or -1 when out of memory. */
 int cnt_admit_event(cnt_admit *a, const cnt_raw_event *raw, uint64_t tag,

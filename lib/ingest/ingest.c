@@ -15,6 +15,7 @@
 #include "ingest/ahead.h"
 #include "ingest/hold.h"
 #include "ingest/sample.h"
+#include "ingest/seen.h"
 #include "ingest/rawevent.h"
 #include "ingest/report.h"
 #include "model/event.h"
@@ -26,10 +27,6 @@ extern const char cnt_schema_raw_event[];
 /* dedup slots prefetched in bursts of this many, one burst ahead */
 #define AHEAD 16
 
-/* A record's tag in the duplicate table: its input's index and position,
- * so a duplicate can name the first copy. */
-#define POS_BITS 44
-#define POS_MASK ((UINT64_C(1) << POS_BITS) - 1)
 
 struct cnt_ingest {
 	cnt_ingest_cfg cfg;
@@ -41,7 +38,9 @@ struct cnt_ingest {
 	cnt_avro_schema *raw_schema;
 	cnt_report rej, dup;
 	cnt_ingest_input *inputs;
+	uint64_t *tag0;              /* per input: the tag of its position 0 */
 	size_t ninputs, icap;
+	uint64_t tag_end;            /* above every tag given so far */
 	uint64_t blank;
 	cnt_event ev;
 	cnt_err *err;                /* the current call's */
@@ -129,6 +128,7 @@ void cnt_ingest_free(cnt_ingest *g)
 	cnt_report_release(&g->dup);
 	cnt_buf_release(&g->text);
 	free(g->inputs);
+	free(g->tag0);
 	free(g);
 }
 
@@ -144,6 +144,42 @@ static void position(const cnt_ingest *g, size_t input, uint64_t n, cnt_report_p
 	p->input = g->inputs[input].name;
 	p->record = g->inputs[input].format == CNT_INPUT_AVRO;
 	p->n = n;
+}
+
+/* A record's tag in the duplicate table, so that a duplicate can name the
+ * first copy: the positions of the run's inputs one after another (an
+ * input's follow the largest of the input before).  Fits the table's 40
+ * bits up to a trillion lines in one run. */
+static int tag_of(cnt_ingest *g, uint64_t pos, uint64_t *tag)
+{
+	uint64_t t0 = g->tag0[g->ninputs - 1];
+
+	if (pos > CNT_SEEN_VAL_MAX - t0)
+		return cnt_err_set(g->err, "'%s' %s %" PRIu64 ": more than %" PRIu64
+			" lines and records in one run; admit the inputs in several runs",
+			cur(g)->name, cur(g)->format == CNT_INPUT_AVRO ? "record" : "line", pos, CNT_SEEN_VAL_MAX);
+	*tag = t0 + pos;
+	if (*tag >= g->tag_end)
+		g->tag_end = *tag + 1;
+	return 0;
+}
+
+/* The input and position of a tag. */
+static void position_of_tag(const cnt_ingest *g, uint64_t tag, cnt_report_pos *p)
+{
+	size_t lo = 0, hi = g->ninputs - 1;
+
+	/* the last input whose tags start at or below tag: an input without
+	 * records shares its start with the next */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+
+		if (g->tag0[mid] <= tag)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	position(g, lo, tag - g->tag0[lo], p);
 }
 
 /* What the record was, for the streams: its text, or (raw_is_json) an
@@ -185,13 +221,14 @@ static int reject_unread(cnt_ingest *g, uint64_t pos, const cnt_raw_problem *pb,
 static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cnt_fp *fp,
 	const rec_text *t)
 {
-	size_t input = g->ninputs - 1;
-	uint64_t tag = ((uint64_t)input << POS_BITS) | (pos & POS_MASK);
+	uint64_t tag = 0;
 	cnt_report_item it = {0};
 	cnt_verdict v;
 	int rc;
 
 	cur(g)->records++;
+	if (tag_of(g, pos, &tag) != 0)
+		return -1;
 	rc = fp ? cnt_admit_event_fp(g->adm, raw, *fp, tag, &g->ev, &v) :
 		cnt_admit_event(g->adm, raw, tag, &g->ev, &v);
 	if (rc < 0)
@@ -218,7 +255,7 @@ static int judge(cnt_ingest *g, uint64_t pos, const cnt_raw_event *raw, const cn
 	}
 	it.reason = "duplicate";
 	it.has_first = 1;
-	position(g, (size_t)(v.first >> POS_BITS), v.first & POS_MASK, &it.first);
+	position_of_tag(g, v.first, &it.first);
 	return route(g, &g->dup, &it, pos, t);
 }
 
@@ -383,10 +420,14 @@ int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err)
 	if (g->ninputs == g->icap) {
 		size_t cap = g->icap ? 2 * g->icap : 8;
 		cnt_ingest_input *p = realloc(g->inputs, cap * sizeof(*p));
+		uint64_t *t0;
 
 		if (p == NULL)
 			return cnt_err_nomem(err);
 		g->inputs = p;
+		if ((t0 = realloc(g->tag0, cap * sizeof(*t0))) == NULL)
+			return cnt_err_nomem(err);
+		g->tag0 = t0;
 		g->icap = cap;
 	}
 	if (f == CNT_INPUT_AUTO)
@@ -404,6 +445,7 @@ int cnt_ingest_input_fd(cnt_ingest *g, int fd, const char *name, cnt_err *err)
 		}
 		f = cnt_input_sniff(pre, pren);
 	}
+	g->tag0[g->ninputs] = g->tag_end;
 	in = &g->inputs[g->ninputs++];
 	in->name = name;
 	in->format = f;
