@@ -2,14 +2,14 @@
  * seen.h - the admission's duplicate table: the idempotency keys accepted
  * so far in a run, each with a 40-bit value (where its first copy was).
  *
- * It is the run's one large random-access table (10 M keys: 256 MiB, where 24-byte slots took 384), so
- * a slot is 16 bytes, a quarter of a cache line, where base/fpset.h's is
- * 24: a third less fresh memory to fault in, and a slot never straddles
- * two lines.  A slot keeps the fingerprint's 64 high bits and the 24 top
- * bits of its low half, so two distinct keys are taken for one with
- * probability about n^2 / 2^89 in a run of n keys: 2 * 10^-13 for 10^7
- * keys, 2 * 10^-9 for 10^9.  The other 40 bits hold the value plus one,
- * so that no used slot is all zero (the mark of an empty one).
+ * It is the run's one large random-access table, so a slot is 16 bytes, a
+ * quarter of a cache line, where base/fpset.h's is 24: a third less fresh
+ * memory to fault in (10 M keys: 256 MiB, not 384), and a slot never
+ * straddles two lines.  A slot keeps the fingerprint's 64 high bits and
+ * the 24 top bits of its low half, so two distinct keys are taken for one
+ * with probability about n^2 / 2^89 in a run of n keys: 2 * 10^-13 for
+ * 10^7 keys, 2 * 10^-9 for 10^9.  The other 40 bits hold the value plus
+ * one, so that no used slot is all zero (the mark of an empty one).
  *
  * Open addressing with linear probing from the high half's low bits, over
  * a power-of-two table kept at most load_pct percent full.
