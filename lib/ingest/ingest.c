@@ -27,7 +27,6 @@ extern const char cnt_schema_raw_event[];
 /* dedup slots prefetched in bursts of this many, one burst ahead */
 #define AHEAD 16
 
-
 struct cnt_ingest {
 	cnt_ingest_cfg cfg;
 	cnt_admit *adm;
