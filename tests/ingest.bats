@@ -511,6 +511,11 @@ t1,t3" ]
 	[ "$(jq -r '"\(.input | sub(".*/"; "")):\(.line) \(.duplicate_of.input | sub(".*/"; "")):\(.duplicate_of.line)"' \
 		"$d/dup.jsonl" | paste -sd' ' -)" = \
 		'b.jsonl:2 a.jsonl:4 c.jsonl:1 b.jsonl:3 c.jsonl:2 a.jsonl:1 c.jsonl:3 b.jsonl:1' ]
+	# an Avro input after an empty one: the Avro input is named, by record
+	cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -o "$d/out2.avro" -D "$d/dup2.jsonl" \
+		"$d/empty.jsonl" "$BATS_FILE_TMPDIR/events.avro" "$DATA/events.jsonl"
+	jq -e -s --arg a "$BATS_FILE_TMPDIR/events.avro" 'length == 8 and
+		all(.[]; .duplicate_of == {input: $a, record: .line})' "$d/dup2.jsonl"
 }
 
 @test "a duplicate of a rejected event is judged afresh" {

@@ -153,7 +153,8 @@ static int tag_of(cnt_ingest *g, uint64_t pos, uint64_t *tag)
 {
 	uint64_t t0 = g->tag0[g->ninputs - 1];
 
-	if (pos > CNT_SEEN_VAL_MAX - t0)
+	/* t0 itself may be past the last tag: the input before used it */
+	if (t0 > CNT_SEEN_VAL_MAX || pos > CNT_SEEN_VAL_MAX - t0)
 		return cnt_err_set(g->err, "'%s' %s %" PRIu64 ": more than %" PRIu64
 			" lines and records in one run; admit the inputs in several runs",
 			cur(g)->name, cur(g)->format == CNT_INPUT_AVRO ? "record" : "line", pos, CNT_SEEN_VAL_MAX);
