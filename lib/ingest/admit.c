@@ -13,8 +13,8 @@
 
 #include "base/text.h"
 #include "ingest/cap.h"
-#include "ingest/seen.h"
 #include "ingest/ivt.h"
+#include "ingest/seen.h"
 #include "ingest/verify.h"
 
 static const char *const reason_names[CNT_REJ_COUNT] = {

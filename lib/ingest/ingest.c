@@ -15,9 +15,9 @@
 #include "ingest/ahead.h"
 #include "ingest/hold.h"
 #include "ingest/sample.h"
-#include "ingest/seen.h"
 #include "ingest/rawevent.h"
 #include "ingest/report.h"
+#include "ingest/seen.h"
 #include "model/event.h"
 #include "model/fingerprint.h"
 #include "model/held.h"
@@ -151,14 +151,10 @@ static void position(const cnt_ingest *g, size_t input, uint64_t n, cnt_report_p
  * bits up to a trillion lines in one run. */
 static int tag_of(cnt_ingest *g, uint64_t pos, uint64_t *tag)
 {
-	uint64_t t0 = g->tag0[g->ninputs - 1];
-
-	/* t0 itself may be past the last tag: the input before used it */
-	if (t0 > CNT_SEEN_VAL_MAX || pos > CNT_SEEN_VAL_MAX - t0)
+	if (cnt_seen_val_at(g->tag0[g->ninputs - 1], pos, tag) != 0)
 		return cnt_err_set(g->err, "'%s' %s %" PRIu64 ": more than %" PRIu64
 			" lines and records in one run; admit the inputs in several runs",
 			cur(g)->name, cur(g)->format == CNT_INPUT_AVRO ? "record" : "line", pos, CNT_SEEN_VAL_MAX);
-	*tag = t0 + pos;
 	if (*tag >= g->tag_end)
 		g->tag_end = *tag + 1;
 	return 0;

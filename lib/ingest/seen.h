@@ -49,6 +49,17 @@ int cnt_seen_add(cnt_seen *s, cnt_fp fp, uint64_t val, uint64_t *old);
 /* 1 with *val set when fp is there, else 0. */
 int cnt_seen_find(const cnt_seen *s, cnt_fp fp, uint64_t *val);
 
+/* The value of position pos of a sequence whose position 0 is base:
+ * base + pos into *val and 0, or -1 when that is past CNT_SEEN_VAL_MAX
+ * (base itself may be past it: the sequence before used the last value). */
+static inline int cnt_seen_val_at(uint64_t base, uint64_t pos, uint64_t *val)
+{
+	if (base > CNT_SEEN_VAL_MAX || pos > CNT_SEEN_VAL_MAX - base)
+		return -1;
+	*val = base + pos;
+	return 0;
+}
+
 /* Starts fetching fp's slot, and the line after it (a key that is absent,
  * the common case, is looked for up to the next empty slot: 8.5 slots on
  * average at 75 % full), so that a lookup a little later does not wait.

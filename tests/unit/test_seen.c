@@ -130,10 +130,35 @@ static void test_kept_bits(void)
 	cnt_seen_release(&s);
 }
 
+/* Positions of one input after another: every value up to
+ * CNT_SEEN_VAL_MAX, none past it, whatever the sum would wrap to.  The
+ * input after one that used the last value starts at CNT_SEEN_VAL_MAX + 1
+ * and has no position at all (its 0 would be stored as 2^40, whose 40
+ * bits are those of an empty slot). */
+static void test_val_at(void)
+{
+	const uint64_t max = CNT_SEEN_VAL_MAX;
+	uint64_t v = 7;
+
+	CHECK(cnt_seen_val_at(0, 0, &v) == 0 && v == 0);
+	CHECK(cnt_seen_val_at(0, max, &v) == 0 && v == max);
+	CHECK(cnt_seen_val_at(5, max - 5, &v) == 0 && v == max);
+	CHECK(cnt_seen_val_at(max, 0, &v) == 0 && v == max);
+	v = 7;
+	CHECK(cnt_seen_val_at(0, max + 1, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(5, max - 4, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(max, 1, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(max + 1, 0, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(UINT64_MAX, 1, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(1, UINT64_MAX, &v) == -1 && v == 7);
+	CHECK(cnt_seen_val_at(max + 1, UINT64_MAX - max, &v) == -1 && v == 7);
+}
+
 int main(void)
 {
 	RUN(test_fills_and_growth);
 	RUN(test_value_edges);
 	RUN(test_kept_bits);
+	RUN(test_val_at);
 	return unit_report("seen");
 }
