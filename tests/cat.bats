@@ -158,6 +158,19 @@ open(sys.argv[2], "wb").write(b[:i] + b"\x1b[m" + b[i + 3:])' "$FIX/corrupt.unkn
 	[[ $stderr != *$'\x1b'* ]]
 }
 
+@test "an error names a file or an option's value on one line, whatever it holds (cnt(7))" {
+	# a file name with a line feed, an escape sequence, a backslash and a
+	# right-to-left override: escaped, the backslash kept as it is
+	name=$(printf 'no\nfi\033[2Jle\\x\342\200\256')
+	run -2 --separate-stderr cnt-cat "$name"
+	[ "$stderr" = "cnt-cat: cannot open 'no\\x0afi\\x1b[2Jle\\x\\xe2\\x80\\xae': No such file or directory" ]
+	# a usage error: its first line the same way, the usage after it
+	run -2 --separate-stderr cnt-cat -F "$(printf 'ya\rml')" "$FIX/events.null.avro"
+	[ "${stderr%%$'\n'*}" = "cnt-cat: --output-format: 'ya\\x0dml' is not json or csv" ]
+	[[ ${stderr#*$'\n'} == "usage: cnt-cat "* ]]
+	[ -z "$output" ]
+}
+
 @test "the record position in a decoding error is 1-based within the input" {
 	run --separate-stderr cnt-cat --as event "$FIX/corrupt.bad-union.avro"
 	[ "$status" -eq 2 ]

@@ -53,8 +53,9 @@ static int hidden(const uint8_t *p, size_t l)
 }
 
 /* Writes p[0..n) into out (room for 4 bytes per input byte and 4 more);
- * returns the bytes written, *chars the columns they take. */
-static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *chars)
+ * returns the bytes written, *chars the columns they take.  keep_bs: the
+ * backslash as it is (cnt_line_shown). */
+static size_t show(const uint8_t *p, size_t n, size_t max, int keep_bs, char *out, size_t *chars)
 {
 	char *q = out;
 	size_t i = 0, c = 0, forced = 0;
@@ -64,7 +65,7 @@ static size_t show(const uint8_t *p, size_t n, size_t max, char *out, size_t *ch
 
 		if (l > 1 && hidden(p + i, l))
 			forced = l;   /* escaped a byte at a time, so that max still bounds the room */
-		if (forced || l == 0 || p[i] < 0x20 || p[i] == 0x7f || p[i] == '\\') {
+		if (forced || l == 0 || p[i] < 0x20 || p[i] == 0x7f || (p[i] == '\\' && !keep_bs)) {
 			if (forced)
 				forced--;
 			*q++ = '\\';
@@ -96,7 +97,7 @@ long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max)
 
 	if (cnt_buf_reserve(b, CNT_SHOWN_SIZE(m)) != 0)
 		return -1;
-	b->len += show(p, n, max, (char *)b->p + b->len, &chars);
+	b->len += show(p, n, max, 0, (char *)b->p + b->len, &chars);
 	return (long)chars;
 }
 
@@ -104,7 +105,15 @@ const char *cnt_shown(const void *p, size_t n, size_t max, char *out)
 {
 	size_t chars;
 
-	out[show(p, n, max, out, &chars)] = 0;
+	out[show(p, n, max, 0, out, &chars)] = 0;
+	return out;
+}
+
+const char *cnt_line_shown(const char *in, size_t n, char *out)
+{
+	size_t chars;
+
+	out[show((const uint8_t *)in, n, n, 1, out, &chars)] = 0;
 	return out;
 }
 

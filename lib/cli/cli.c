@@ -172,20 +172,20 @@ static void abort_outputs(void)
 
 static void vmessage(const char *fmt, va_list ap)
 {
-	char line[2048];
-	int n;
+	char line[2048], shown[CNT_SHOWN_SIZE(sizeof(line)) + 1];
+	size_t n;
+	int k;
 
-	n = snprintf(line, sizeof(line), "%s: ", G.tool);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = 0;
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-	/* One write, so lines of tools sharing a terminal do not interleave. */
-	n = (int)strlen(line);
-	if ((size_t)n < sizeof(line) - 1)
-		line[n++] = '\n';
-	else
-		line[sizeof(line) - 2] = '\n';
-	if (write(STDERR_FILENO, line, (size_t)n) < 0) {
+	k = snprintf(line, sizeof(line), "%s: ", G.tool);
+	if (k < 0 || (size_t)k >= sizeof(line))
+		k = 0;
+	vsnprintf(line + k, sizeof(line) - (size_t)k, fmt, ap);
+	/* One line, whatever a name in it holds (cnt(7), its list of rules); one
+	 * write, so lines of tools sharing a terminal do not interleave. */
+	cnt_line_shown(line, strlen(line), shown);
+	n = strlen(shown);
+	shown[n++] = '\n';
+	if (write(STDERR_FILENO, shown, n) < 0) {
 		/* Nowhere left to say it. */
 	}
 }

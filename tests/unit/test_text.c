@@ -153,6 +153,26 @@ static long columns_of(const char *s, size_t n)
 	return c;
 }
 
+/* cnt_line_shown(in) is cnt_shown(in), got, with every \x5c a backslash
+ * again; and got, already shown, passes through it unchanged. */
+static void line_against_shown(const char *in, size_t n, const char *got, size_t len)
+{
+	char want[CNT_SHOWN_SIZE(12)], line[CNT_SHOWN_SIZE(12)], again[CNT_SHOWN_SIZE(4 * 12)];
+	size_t w = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (got[i] == '\\' && strncmp(got + i, "\\x5c", 4) == 0) {
+			want[w++] = '\\';
+			i += 3;
+		} else {
+			want[w++] = got[i];
+		}
+	}
+	want[w] = 0;
+	CHECK_EQ_STR(cnt_line_shown(in, n, line), want);
+	CHECK_EQ_STR(cnt_line_shown(got, len, again), got);
+}
+
 static void test_random(void)
 {
 	static const uint8_t pick[] = {'a', 'z', ' ', '\'', '\\', 0, 0x1b, 0x7f, 0x80, 0xbf, 0xc2, 0xc3,
@@ -187,6 +207,7 @@ static void test_random(void)
 		CHECK(chars <= 2 * cps);
 		CHECK(!holds_hidden(got, len));
 		CHECK(unshow(got, back) == n && memcmp(back, in, n) == 0);
+		line_against_shown(in, n, got, len);
 		j = json_stringn(in, n);
 		hidden += j != NULL && holds_hidden(in, n);
 		if (j != NULL && memchr(in, '\\', n) == NULL && memchr(in, 0x1b, n) == NULL &&
@@ -199,6 +220,26 @@ static void test_random(void)
 	}
 	CHECK(kept > 1000);   /* the oracle's side was reached */
 	CHECK(hidden > 100);  /* and the escaped characters' */
+}
+
+/* A message line: the rule, but the backslash as it is. */
+static void test_line_examples(void)
+{
+	char out[CNT_SHOWN_SIZE(64)];
+	const char *shown = "cnt-x: name 'a\\x0ab\\x5c' is not declared";
+
+	CHECK_EQ_STR(cnt_line_shown("", 0, out), "");
+	CHECK_EQ_STR(cnt_line_shown("cnt-x: 'C:\\tmp'", 15, out), "cnt-x: 'C:\\tmp'");
+	CHECK_EQ_STR(cnt_line_shown("a\nb\r\tc", 6, out), "a\\x0ab\\x0d\\x09c");
+	CHECK_EQ_STR(cnt_line_shown("\x1b[31mred\x7f", 9, out), "\\x1b[31mred\\x7f");
+	/* C1 NEL, a bidirectional override, a line separator, a byte that is
+	 * not UTF-8, a NUL: escaped a byte at a time */
+	CHECK_EQ_STR(cnt_line_shown("\xc2\x85|\xe2\x80\xae|\xe2\x80\xa8|\xff|", 13, out),
+		"\\xc2\\x85|\\xe2\\x80\\xae|\\xe2\\x80\\xa8|\\xff|");
+	CHECK_EQ_STR(cnt_line_shown("a\0b", 3, out), "a\\x00b");
+	/* valid UTF-8 as it is; a message already shown passes unchanged */
+	CHECK_EQ_STR(cnt_line_shown("d\xc3\xa9j\xf0\x9f\x8f\x83", 8, out), "d\xc3\xa9j\xf0\x9f\x8f\x83");
+	CHECK_EQ_STR(cnt_line_shown(shown, strlen(shown), out), shown);
 }
 
 /* Worked examples of cnt_utf8_cut and CNT_CUT. */
@@ -289,6 +330,7 @@ int main(void)
 {
 	RUN(test_examples);
 	RUN(test_random);
+	RUN(test_line_examples);
 	RUN(test_cut_examples);
 	RUN(test_cut_random);
 	return unit_report("text");
