@@ -169,6 +169,12 @@ open(sys.argv[2], "wb").write(b[:i] + b"\x1b[m" + b[i + 3:])' "$FIX/corrupt.unkn
 	[ "${stderr%%$'\n'*}" = "cnt-cat: --output-format: 'ya\\x0dml' is not json or csv" ]
 	[[ ${stderr#*$'\n'} == "usage: cnt-cat "* ]]
 	[ -z "$output" ]
+	# 3,000 control bytes escape to 12,000: the line is cut after a whole
+	# escape, within one pipe write (PIPE_BUF, 4,096 bytes with its newline)
+	run -2 --separate-stderr cnt-cat -F "$(head -c 3000 /dev/zero | tr '\0' '\1')" "$FIX/events.null.avro"
+	line=${stderr%%$'\n'*}
+	[ "${#line}" -eq 4094 ]
+	[[ $line == "cnt-cat: --output-format: '\\x01\\x01"*"\\x01..." ]]
 }
 
 @test "the record position in a decoding error is 1-based within the input" {

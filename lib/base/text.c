@@ -52,43 +52,52 @@ static int hidden(const uint8_t *p, size_t l)
 	return p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9;
 }
 
-/* Writes p[0..n) into out (room for 4 bytes per input byte and 4 more);
- * returns the bytes written, *chars the columns they take.  keep_bs: the
- * backslash as it is (cnt_line_shown). */
-static size_t show(const uint8_t *p, size_t n, size_t max, int keep_bs, char *out, size_t *chars)
+/* Writes p[0..n) into out, at most room bytes (SIZE_MAX: out has 4 bytes
+ * per input byte and 4 more), "..." included; returns the bytes written,
+ * *chars the columns they take.  out NULL: only counts them.  keep_bs:
+ * the backslash as it is (cnt_line_shown). */
+static size_t show(const uint8_t *p, size_t n, size_t max, int keep_bs, size_t room, char *out,
+	size_t *chars)
 {
-	char *q = out;
-	size_t i = 0, c = 0, forced = 0;
+	size_t o = 0, i = 0, c = 0, forced = 0;
 
 	while (i < n && i < max) {
 		size_t l = forced ? 0 : cnt_utf8_len(p + i, n - i);
+		int esc;
 
 		if (l > 1 && hidden(p + i, l))
 			forced = l;   /* escaped a byte at a time, so that max still bounds the room */
-		if (forced || l == 0 || p[i] < 0x20 || p[i] == 0x7f || (p[i] == '\\' && !keep_bs)) {
+		esc = forced || l == 0 || p[i] < 0x20 || p[i] == 0x7f || (p[i] == '\\' && !keep_bs);
+		if (o + (esc ? 4 : l) + 3 > room)
+			break;        /* a whole escape or character, and room for "..." */
+		if (esc) {
 			if (forced)
 				forced--;
-			*q++ = '\\';
-			*q++ = 'x';
-			*q++ = hexd[p[i] >> 4];
-			*q++ = hexd[p[i] & 15];
+			if (out) {
+				out[o] = '\\';
+				out[o + 1] = 'x';
+				out[o + 2] = hexd[p[i] >> 4];
+				out[o + 3] = hexd[p[i] & 15];
+			}
+			o += 4;
 			c += 4;
 			i++;
 		} else {
-			for (size_t k = 0; k < l; k++)
-				*q++ = (char)p[i + k];
+			if (out)
+				memcpy(out + o, p + i, l);
+			o += l;
 			c += l == 1 ? 1 : columns(p + i, l);
 			i += l;
 		}
 	}
 	if (i < n) {
-		*q++ = '.';
-		*q++ = '.';
-		*q++ = '.';
+		if (out)
+			memcpy(out + o, "...", 3);
+		o += 3;
 		c += 3;
 	}
 	*chars = c;
-	return (size_t)(q - out);
+	return o;
 }
 
 long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max)
@@ -97,7 +106,7 @@ long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max)
 
 	if (cnt_buf_reserve(b, CNT_SHOWN_SIZE(m)) != 0)
 		return -1;
-	b->len += show(p, n, max, 0, (char *)b->p + b->len, &chars);
+	b->len += show(p, n, max, 0, SIZE_MAX, (char *)b->p + b->len, &chars);
 	return (long)chars;
 }
 
@@ -105,15 +114,18 @@ const char *cnt_shown(const void *p, size_t n, size_t max, char *out)
 {
 	size_t chars;
 
-	out[show(p, n, max, 0, out, &chars)] = 0;
+	out[show(p, n, max, 0, SIZE_MAX, out, &chars)] = 0;
 	return out;
 }
 
-const char *cnt_line_shown(const char *in, size_t n, char *out)
+const char *cnt_line_shown(const char *in, size_t n, char *out, size_t size)
 {
 	size_t chars;
 
-	out[show((const uint8_t *)in, n, n, 1, out, &chars)] = 0;
+	/* whole when it fits; else cut, with room kept for "..." */
+	size_t room = show((const uint8_t *)in, n, n, 1, SIZE_MAX, NULL, &chars) < size ? SIZE_MAX : size - 1;
+
+	out[show((const uint8_t *)in, n, n, 1, room, out, &chars)] = 0;
 	return out;
 }
 

@@ -70,14 +70,16 @@ long cnt_buf_shown(cnt_buf *b, const void *p, size_t n, size_t max);
  * (a message's budget), never one near SIZE_MAX / 4. */
 const char *cnt_shown(const void *p, size_t n, size_t max, char *out);
 
-/* A message line for standard error, in[0..n) into out (which has
- * CNT_SHOWN_SIZE(n) bytes), by the rule above but with the backslash kept
- * as it is.  The names a message shows by the rule (their backslashes
- * escaped already) pass unchanged; a name that reached the message
- * without it (an option's value, or a name from a file that a message
- * missed) still cannot break the line or send a terminal anything it
- * would obey.  Returns out. */
-const char *cnt_line_shown(const char *in, size_t n, char *out);
+/* A message line for standard error, in[0..n) into out (of size bytes, at
+ * least 4), by the rule above but with the backslash kept as it is.  The
+ * names a message shows by the rule (their backslashes escaped already)
+ * pass unchanged; a name that reached the message without it (an
+ * option's value, or a name from a file that a message missed) still
+ * cannot break the line or send a terminal anything it would obey.  At
+ * most size - 1 bytes and a NUL are written: a line longer than that ends
+ * after a whole character or escape, with "...".  CNT_SHOWN_SIZE(n) bytes
+ * hold any line whole.  Returns out. */
+const char *cnt_line_shown(const char *in, size_t n, char *out, size_t size);
 
 /* The length of p[0..n) cut to at most max bytes without splitting a
  * UTF-8 character: when the byte after the cut continues a character, the

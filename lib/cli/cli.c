@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -172,7 +173,9 @@ static void abort_outputs(void)
 
 static void vmessage(const char *fmt, va_list ap)
 {
-	char line[2048], shown[CNT_SHOWN_SIZE(sizeof(line)) + 1];
+	/* line is longer than any shown line's input can be, so that where
+	 * vsnprintf cuts it (inside a character, maybe) is never shown */
+	char line[PIPE_BUF + 64], shown[PIPE_BUF];
 	size_t n;
 	int k;
 
@@ -180,9 +183,10 @@ static void vmessage(const char *fmt, va_list ap)
 	if (k < 0 || (size_t)k >= sizeof(line))
 		k = 0;
 	vsnprintf(line + k, sizeof(line) - (size_t)k, fmt, ap);
-	/* One line, whatever a name in it holds (cnt(7), its list of rules); one
-	 * write, so lines of tools sharing a terminal do not interleave. */
-	cnt_line_shown(line, strlen(line), shown);
+	/* One line, whatever a name in it holds (cnt(7), its list of rules),
+	 * in one write of at most PIPE_BUF bytes, so that lines of tools
+	 * sharing a terminal or a pipe do not interleave. */
+	cnt_line_shown(line, strlen(line), shown, sizeof(shown));
 	n = strlen(shown);
 	shown[n++] = '\n';
 	if (write(STDERR_FILENO, shown, n) < 0) {

@@ -154,23 +154,46 @@ static long columns_of(const char *s, size_t n)
 }
 
 /* cnt_line_shown(in) is cnt_shown(in), got, with every \x5c a backslash
- * again; and got, already shown, passes through it unchanged. */
+ * again; and got, already shown, passes through it unchanged.  Into less
+ * room, it is the whole when that fits, else a prefix of the whole that
+ * ends where a character or an escape does, cut only when the next one
+ * and "..." would not fit, then "...". */
 static void line_against_shown(const char *in, size_t n, const char *got, size_t len)
 {
 	char want[CNT_SHOWN_SIZE(12)], line[CNT_SHOWN_SIZE(12)], again[CNT_SHOWN_SIZE(4 * 12)];
+	size_t unit[CNT_SHOWN_SIZE(12)];   /* at a unit's start, its length, else 0 */
 	size_t w = 0;
 
 	for (size_t i = 0; i < len; i++) {
-		if (got[i] == '\\' && strncmp(got + i, "\\x5c", 4) == 0) {
-			want[w++] = '\\';
+		if (got[i] == '\\') {
+			size_t u = strncmp(got + i, "\\x5c", 4) == 0 ? 1 : 4;
+
+			memcpy(want + w, u == 1 ? "\\" : got + i, u);
+			unit[w] = u;
+			for (size_t k = 1; k < u; k++)
+				unit[w + k] = 0;
+			w += u;
 			i += 3;
 		} else {
+			unit[w] = ((uint8_t)got[i] & 0xc0) == 0x80 ? 0 : cnt_utf8_len((const uint8_t *)got + i, len - i);
 			want[w++] = got[i];
 		}
 	}
 	want[w] = 0;
-	CHECK_EQ_STR(cnt_line_shown(in, n, line), want);
-	CHECK_EQ_STR(cnt_line_shown(got, len, again), got);
+	CHECK_EQ_STR(cnt_line_shown(in, n, line, sizeof(line)), want);
+	CHECK_EQ_STR(cnt_line_shown(got, len, again, sizeof(again)), got);
+	for (size_t size = 4; size <= w + 1; size++) {
+		size_t m = strlen(cnt_line_shown(in, n, line, size)), cut;
+
+		if (size > w) {
+			CHECK_EQ_STR(line, want);
+			continue;
+		}
+		CHECK(m < size && m >= 3 && strcmp(line + m - 3, "...") == 0);
+		cut = m - 3;
+		CHECK(memcmp(line, want, cut) == 0 && unit[cut] > 0);
+		CHECK(cut + unit[cut] + 3 > size - 1);
+	}
 }
 
 static void test_random(void)
@@ -228,18 +251,25 @@ static void test_line_examples(void)
 	char out[CNT_SHOWN_SIZE(64)];
 	const char *shown = "cnt-x: name 'a\\x0ab\\x5c' is not declared";
 
-	CHECK_EQ_STR(cnt_line_shown("", 0, out), "");
-	CHECK_EQ_STR(cnt_line_shown("cnt-x: 'C:\\tmp'", 15, out), "cnt-x: 'C:\\tmp'");
-	CHECK_EQ_STR(cnt_line_shown("a\nb\r\tc", 6, out), "a\\x0ab\\x0d\\x09c");
-	CHECK_EQ_STR(cnt_line_shown("\x1b[31mred\x7f", 9, out), "\\x1b[31mred\\x7f");
+	CHECK_EQ_STR(cnt_line_shown("", 0, out, sizeof(out)), "");
+	CHECK_EQ_STR(cnt_line_shown("cnt-x: 'C:\\tmp'", 15, out, sizeof(out)), "cnt-x: 'C:\\tmp'");
+	CHECK_EQ_STR(cnt_line_shown("a\nb\r\tc", 6, out, sizeof(out)), "a\\x0ab\\x0d\\x09c");
+	CHECK_EQ_STR(cnt_line_shown("\x1b[31mred\x7f", 9, out, sizeof(out)), "\\x1b[31mred\\x7f");
 	/* C1 NEL, a bidirectional override, a line separator, a byte that is
 	 * not UTF-8, a NUL: escaped a byte at a time */
-	CHECK_EQ_STR(cnt_line_shown("\xc2\x85|\xe2\x80\xae|\xe2\x80\xa8|\xff|", 13, out),
+	CHECK_EQ_STR(cnt_line_shown("\xc2\x85|\xe2\x80\xae|\xe2\x80\xa8|\xff|", 13, out, sizeof(out)),
 		"\\xc2\\x85|\\xe2\\x80\\xae|\\xe2\\x80\\xa8|\\xff|");
-	CHECK_EQ_STR(cnt_line_shown("a\0b", 3, out), "a\\x00b");
+	CHECK_EQ_STR(cnt_line_shown("a\0b", 3, out, sizeof(out)), "a\\x00b");
 	/* valid UTF-8 as it is; a message already shown passes unchanged */
-	CHECK_EQ_STR(cnt_line_shown("d\xc3\xa9j\xf0\x9f\x8f\x83", 8, out), "d\xc3\xa9j\xf0\x9f\x8f\x83");
-	CHECK_EQ_STR(cnt_line_shown(shown, strlen(shown), out), shown);
+	CHECK_EQ_STR(cnt_line_shown("d\xc3\xa9j\xf0\x9f\x8f\x83", 8, out, sizeof(out)), "d\xc3\xa9j\xf0\x9f\x8f\x83");
+	CHECK_EQ_STR(cnt_line_shown(shown, strlen(shown), out, sizeof(out)), shown);
+	/* too long for out: cut after a whole character or escape, "..." */
+	CHECK_EQ_STR(cnt_line_shown("abcdefghijklmnop", 16, out, 12), "abcdefgh...");
+	CHECK_EQ_STR(cnt_line_shown("ab\x01\x02\x03", 5, out, 12), "ab\\x01...");
+	CHECK_EQ_STR(cnt_line_shown("ab\xc3\xa9\xc3\xa9\xc3\xa9z", 9, out, 10), "ab\xc3\xa9\xc3\xa9\xc3\xa9z");
+	CHECK_EQ_STR(cnt_line_shown("ab\xc3\xa9\xc3\xa9\xc3\xa9z", 9, out, 9), "ab\xc3\xa9...");
+	CHECK_EQ_STR(cnt_line_shown("abcdefgh", 8, out, 9), "abcdefgh");
+	CHECK_EQ_STR(cnt_line_shown("abcdefghi", 9, out, 9), "abcde...");
 }
 
 /* Worked examples of cnt_utf8_cut and CNT_CUT. */
