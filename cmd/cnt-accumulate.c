@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	cnt_defs *defs = NULL;
 
 	cnt_cli_init("cnt-accumulate", usage, help);
-	while ((c = getopt_long(argc, argv, "o:d:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "o:d:m:T:c:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'o': out_path = optarg; break;
 		case 'd': defs_path = optarg; break;

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 	char rid[40], aid[40], *aline = NULL;
 
 	cnt_cli_init("cnt-audit", usage, help);
-	while ((c = getopt_long(argc, argv, "d:o:c:F:" CNT_CLI_SHORT, lo, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:o:c:F:" CNT_CLI_SHORT, lo)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case O_TENANT: tenant = optarg; break;

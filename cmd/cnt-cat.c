@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	p.head = -1;
 	p.fd = STDOUT_FILENO;
 	cnt_cli_init("cnt-cat", usage, help);
-	while ((c = getopt_long(argc, argv, "F:tn:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "F:tn:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "csv") != 0)

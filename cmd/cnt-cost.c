@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	int c;
 
 	cnt_cli_init("cnt-cost", usage, help);
-	while ((c = getopt_long(argc, argv, "d:F:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:F:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 'F':

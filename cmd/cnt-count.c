@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 		.bases = bases, .co = &co};
 
 	cnt_cli_init("cnt-count", usage, help);
-	while ((c = getopt_long(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:s:o:D:r:m:T:c:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': o.defs_path = optarg; break;
 		case 's': o.side.state_path = optarg; break;

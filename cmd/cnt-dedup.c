@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	const cnt_dedup_totals *t;
 
 	cnt_cli_init("cnt-dedup", usage, help);
-	while ((c = getopt_long(argc, argv, "d:s:o:D:r:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:s:o:D:r:c:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 's': side.state_path = optarg; break;

@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	int c;
 
 	cnt_cli_init("cnt-defs", usage, help);
-	while ((c = getopt_long(argc, argv, CNT_CLI_SHORT, longopts, NULL)) != -1)
+	while ((c = cnt_cli_getopt(argc, argv, CNT_CLI_SHORT, longopts)) != -1)
 		cnt_cli_option(c, optarg, &co);
 	if (optind >= argc || strcmp(argv[optind], "check") != 0)
 		cnt_die_usage(optind >= argc ? "a command is needed (check)" : "unknown command '%s'",

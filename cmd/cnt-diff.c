@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	int c;
 
 	cnt_cli_init("cnt-diff", usage, help);
-	while ((c = getopt_long(argc, argv, "qd:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "qd:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'q': o.quiet = 1; break;
 		case 'd': defs_path = optarg; break;

@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 
 	req.created_at = -1;
 	cnt_cli_init("cnt-erase", usage, help);
-	while ((c = getopt_long(argc, argv, CNT_CLI_SHORT, lo, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, CNT_CLI_SHORT, lo)) != -1) {
 		switch (c) {
 		case O_MEMBER: sel.member = optarg; break;
 		case O_TENANT: sel.tenant = cnt_cli_text("--tenant", optarg); break;

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 
 	cnt_cli_init("cnt-expire", usage, help);
-	while ((c = getopt_long(argc, argv, "d:o:c:T:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:o:c:T:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case OPT_NOW: now = cnt_cli_time("--now", optarg); break;

@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	cnt_cli_init("cnt-explain", usage, help);
-	while ((c = getopt_long(argc, argv, "d:b:r:D:w:F:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:b:r:D:w:F:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 'b': board_id = optarg; break;

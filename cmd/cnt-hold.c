@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	cnt_stats s;
 
 	cnt_cli_init("cnt-hold", usage, help);
-	while ((c = getopt_long(argc, argv, "o:F:c:" CNT_CLI_SHORT, lo, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "o:F:c:" CNT_CLI_SHORT, lo)) != -1) {
 		switch (c) {
 		case O_DECISIONS: dpath = optarg; break;
 		case O_HOLD:

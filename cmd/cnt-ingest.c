@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 
 	cnt_cli_init("cnt-ingest", usage, help);
-	while ((c = getopt_long(argc, argv, "d:o:r:D:f:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:o:r:D:f:c:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 'o': out_path = optarg; break;

@@ -69,7 +69,7 @@ int main(int argc, char **argv)
 	const cnt_partition_totals *t;
 
 	cnt_cli_init("cnt-partition", usage, help);
-	while ((c = getopt_long(argc, argv, "d:o:c:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:o:c:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case OPT_PARTS: n = (uint32_t)cnt_cli_uint("--parts", optarg, 1, CNT_PARTITION_MAX); break;

@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 
 	cnt_cli_init("cnt-project", usage, help);
-	while ((c = getopt_long(argc, argv, "d:b:w:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:b:w:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case 'b': board_id = optarg; break;

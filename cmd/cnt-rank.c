@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 	char vdir[4200];
 
 	cnt_cli_init("cnt-rank", usage, help);
-	while ((c = getopt_long(argc, argv, "w:b:F:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "w:b:F:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'w': views = optarg; break;
 		case 'b': board = optarg; break;

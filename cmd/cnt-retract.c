@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 
 	req.created_at = -1;
 	cnt_cli_init("cnt-retract", usage, help);
-	while ((c = getopt_long(argc, argv, "d:o:c:" CNT_CLI_SHORT, lo, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:o:c:" CNT_CLI_SHORT, lo)) != -1) {
 		switch (c) {
 		case O_EVENT:
 			keys = realloc(keys, (nkeys + 1) * sizeof(*keys));

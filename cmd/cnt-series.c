@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 
 	q.day = 1;
 	cnt_cli_init("cnt-series", usage, help);
-	while ((c = getopt_long(argc, argv, "d:F:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "d:F:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'd': defs_path = optarg; break;
 		case OPT_COUNTER: counter = optarg; break;

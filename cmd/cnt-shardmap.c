@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		argc--;
 		argv++;
 	}
-	while ((c = getopt_long(argc, argv, "o:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "o:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case OPT_NOW: now = cnt_cli_time("--now", optarg); have_now = 1; break;
 		case OPT_MAP: map_path = optarg; break;

@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 	cnt_err err;
 
 	cnt_cli_init("cnt-sign", usage, help);
-	while ((c = getopt_long(argc, argv, "o:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "o:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case OPT_KEYGEN: keygen = 1; break;
 		case OPT_KEY_ID: key_id = optarg; break;

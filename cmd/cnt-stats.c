@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	cnt_cli_init("cnt-stats", usage, help);
 	if ((sets = calloc((size_t)argc, sizeof(*sets))) == NULL)
 		cnt_die_nomem();
-	while ((c = getopt_long(argc, argv, "F:" CNT_CLI_SHORT, longopts, NULL)) != -1) {
+	while ((c = cnt_cli_getopt(argc, argv, "F:" CNT_CLI_SHORT, longopts)) != -1) {
 		switch (c) {
 		case 'F':
 			if (strcmp(optarg, "json") != 0 && strcmp(optarg, "table") != 0)

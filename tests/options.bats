@@ -88,6 +88,37 @@ agree() {
 	[ -z "$bad" ] || { printf '%s' "$bad"; return 1; }
 }
 
+@test "a bad option is told in getopt's words, what was typed shown by cnt(7)'s rule; status 2, then the usage" {
+	local t
+	# every tool in C: an unknown option holding an escape sequence and a
+	# line feed stays on one line, and sends the terminal nothing
+	for t in $TOOLS; do
+		case $t in cnt-rebuild | cnt-canary) continue ;; esac
+		run -2 --separate-stderr "$t" $'--bo\e[2Jgus\nx' </dev/null
+		[ "${lines[*]}" = "" ] || { echo "$t wrote to standard output"; return 1; }
+		[ "${stderr%%$'\n'*}" = "$t: unrecognized option '--bo\\x1b[2Jgus\\x0ax'" ] || { echo "$t: $stderr"; return 1; }
+		[[ ${stderr#*$'\n'} == "usage: $t "* ]]
+	done
+	# the other complaints, in glibc's words
+	run -2 --separate-stderr cnt-cat -x
+	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- 'x'" ]
+	run -2 --separate-stderr cnt-cat -t$'\x01'
+	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- '\\x01'" ]
+	run -2 --separate-stderr cnt-cat -n
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option requires an argument -- 'n'" ]
+	run -2 --separate-stderr cnt-cat --stats
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--stats' requires an argument" ]
+	run -2 --separate-stderr cnt-cat --sta
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--stats' requires an argument" ]
+	run -2 --separate-stderr cnt-cat --help=1
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--help' doesn't allow an argument" ]
+	run -2 --separate-stderr cnt-cat --s
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--s' is ambiguous; possibilities: '--schema' '--stats'" ]
+	# a short option's trouble after a long option's value: the short one
+	run -2 --separate-stderr cnt-cat --stats=/dev/null -tx
+	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- 'x'" ]
+}
+
 # The check itself: a man page that lost an option, or gained a letter the
 # tool does not have, is reported (so the tests above cannot pass vacuously).
 @test "options.py notices a missing option, a wrong letter and a wrong argument" {

@@ -11,7 +11,7 @@ Used by tests/options.bats.
         - the usage lines of --help and the man page's SYNOPSIS name the
           same option spellings, and between them every option of the list
           but -h/--help and --version (which only print);
-        - the source's getopt_long tables (cmd/TOOL.c, and CNT_CLI_SHORT /
+        - the source's cnt_cli_getopt (getopt_long) tables (cmd/TOOL.c, and CNT_CLI_SHORT /
           CNT_CLI_LONGOPTS of lib/cli/cli.h when it uses them) accept
           exactly the listed options, with the same arguments.  SOURCE '-'
           skips this (a tool written in sh, scripts/cnt-rebuild).
@@ -235,14 +235,14 @@ LONGOPT = re.compile(r'\{\s*"([a-z][a-z0-9-]*)"\s*,\s*(no_argument|required_argu
 
 
 def parse_source(src, cli_h, name):
-    """{key: Opt} of what the tool's getopt_long accepts."""
+    """{key: Opt} of what the tool's cnt_cli_getopt accepts."""
     m = re.search(r'#define\s+CNT_CLI_SHORT\s+"([^"]*)"', cli_h)
     cli_short = m.group(1) if m else ''
     m = re.search(r'#define\s+CNT_CLI_LONGOPTS((?:[^\n]*\\\n)*[^\n]*)', cli_h)
     cli_long = m.group(1) if m else ''
-    calls = re.findall(r'getopt_long\s*\(\s*\w+\s*,\s*\w+\s*,\s*((?:"[^"]*"\s*|CNT_CLI_SHORT\s*)+),', src)
+    calls = re.findall(r'cnt_cli_getopt\s*\(\s*\w+\s*,\s*\w+\s*,\s*((?:"[^"]*"\s*|CNT_CLI_SHORT\s*)+),', src)
     if len(calls) != 1:
-        problem('%s: found %d getopt_long calls with a literal option string, not 1' % (name, len(calls)))
+        problem('%s: found %d cnt_cli_getopt calls with a literal option string, not 1' % (name, len(calls)))
         return {}
     shortstr = ''.join(cli_short if p == 'CNT_CLI_SHORT' else p.strip('"')
                        for p in re.findall(r'"[^"]*"|CNT_CLI_SHORT', calls[0])).lstrip('+-:')

@@ -315,12 +315,87 @@ void cnt_cli_option(int c, const char *arg, cnt_cli_common *co)
 		co->progress = 0;
 		return;
 	default:
-		/* getopt has said what was wrong ("unrecognized option"). */
+		/* not an option of this tool's (cnt_cli_getopt said what was
+		 * wrong before it got here) */
 		if (write(STDERR_FILENO, G.usage, strlen(G.usage)) < 0) {
 			/* Nowhere left to say it. */
 		}
 		die_status(CNT_EXIT_TROUBLE);
 	}
+}
+
+/* The long option that "--name[=value]" names: exactly, or as the one
+ * option it is a prefix of; NULL when none or several. */
+static const struct option *long_named(const char *name, size_t len, const struct option *lo, size_t *matches)
+{
+	const struct option *one = NULL;
+
+	*matches = 0;
+	for (const struct option *o = lo; o->name != NULL; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		if (strlen(o->name) == len) {
+			*matches = 1;
+			return o;
+		}
+		one = o;
+		(*matches)++;
+	}
+	return *matches == 1 ? one : NULL;
+}
+
+/* getopt's complaint, in its words, said by vmessage (cnt(7)'s rule: an
+ * option as typed may hold anything), then the usage. */
+static void bad_option(int c, char *const argv[], const struct option *lo) __attribute__((noreturn));
+static void bad_option(int c, char *const argv[], const struct option *lo)
+{
+	const char *a = optind > 0 ? argv[optind - 1] : "";
+
+	if (strncmp(a, "--", 2) == 0 && a[2] != 0) {
+		const char *name = a + 2, *eq = strchr(name, '=');
+		size_t len = eq ? (size_t)(eq - name) : strlen(name), matches;
+		const struct option *o = long_named(name, len, lo, &matches);
+
+		/* a short option's trouble leaves optopt its letter, and optind
+		 * may still be past a long option given before it */
+		if (c == ':' && o != NULL && o->has_arg == required_argument && eq == NULL && o->val == optopt)
+			cnt_die_usage("option '--%s' requires an argument", o->name);
+		if (c == '?' && o != NULL && o->has_arg == no_argument && eq != NULL && o->val == optopt)
+			cnt_die_usage("option '--%s' doesn't allow an argument", o->name);
+		if (c == '?' && optopt == 0 && matches > 1) {
+			char list[1024];
+			size_t n = 0;
+
+			list[0] = 0;
+			for (o = lo; o->name != NULL && n < sizeof(list); o++)
+				if (strncmp(o->name, name, len) == 0) {
+					int k = snprintf(list + n, sizeof(list) - n, " '--%s'", o->name);
+
+					n = k < 0 ? sizeof(list) : n + (size_t)k;
+				}
+			cnt_die_usage("option '--%.*s' is ambiguous; possibilities:%s", (int)len, name, list);
+		}
+		if (c == '?' && optopt == 0)
+			cnt_die_usage("unrecognized option '%s'", a);
+	}
+	if (c == ':')
+		cnt_die_usage("option requires an argument -- '%c'", optopt);
+	cnt_die_usage("invalid option -- '%c'", optopt);
+}
+
+int cnt_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *lo)
+{
+	char opts[128];
+	int c;
+
+	/* ':' first: a missing value is told from an unknown option */
+	if (snprintf(opts, sizeof(opts), ":%s", shortopts) >= (int)sizeof(opts))
+		cnt_die("internal: the short options string is too long");
+	opterr = 0;
+	c = getopt_long(argc, argv, opts, lo, NULL);
+	if (c == '?' || c == ':')
+		bad_option(c, argv, lo);
+	return c;
 }
 
 void cnt_cli_max_operands(int argc, char **argv, int first, int max, const char *what)

@@ -7,7 +7,7 @@
  * every other module fills a cnt_err and returns.  A tool's main() is
  *
  *	cnt_cli_init("cnt-foo", usage, help);
- *	while ((c = getopt_long(argc, argv, "o:" CNT_CLI_SHORT, longopts, NULL)) != -1)
+ *	while ((c = cnt_cli_getopt(argc, argv, "o:" CNT_CLI_SHORT, longopts)) != -1)
  *		switch (c) {
  *		case 'o': ...; break;
  *		default: cnt_cli_option(c, optarg, &common);   (help, version, -v, --stats, ...)
@@ -87,6 +87,11 @@ const char *cnt_cli_tool(void);
  * --no-progress) into co; anything else ('?' from getopt, an unknown code)
  * is a usage error that ends the tool.  -h and --version print and exit 0. */
 void cnt_cli_option(int c, const char *arg, cnt_cli_common *co);
+/* getopt_long, but an unknown option, a missing value or a value an
+ * option does not take is told in getopt's words by cnt_die_usage, whose
+ * line shows what was typed by cnt(7)'s rule, and the tool ends with
+ * status 2; so it never returns '?' or ':'. */
+int cnt_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *lo);
 
 /* Ends the tool with "<tool>: <message>", the usage text and status 2. */
 void cnt_die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
