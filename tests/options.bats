@@ -104,6 +104,8 @@ agree() {
 	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- 'x'" ]
 	run -2 --separate-stderr cnt-cat -t$'\x01'
 	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- '\\x01'" ]
+	run -2 --separate-stderr cnt-cat -t$'\xff'
+	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- '\\xff'" ]
 	run -2 --separate-stderr cnt-cat -n
 	[ "${stderr%%$'\n'*}" = "cnt-cat: option requires an argument -- 'n'" ]
 	run -2 --separate-stderr cnt-cat --stats

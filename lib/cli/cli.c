@@ -325,7 +325,8 @@ void cnt_cli_option(int c, const char *arg, cnt_cli_common *co)
 }
 
 /* The long option that "--name[=value]" names: exactly, or as the one
- * option it is a prefix of; NULL when none or several. */
+ * option it is a prefix of (options alike in argument, flag and value, as
+ * getopt counts them, are one); NULL when none or several. */
 static const struct option *long_named(const char *name, size_t len, const struct option *lo, size_t *matches)
 {
 	const struct option *one = NULL;
@@ -338,7 +339,10 @@ static const struct option *long_named(const char *name, size_t len, const struc
 			*matches = 1;
 			return o;
 		}
-		one = o;
+		if (one != NULL && o->has_arg == one->has_arg && o->flag == one->flag && o->val == one->val)
+			continue;
+		if (one == NULL)
+			one = o;
 		(*matches)++;
 	}
 	return *matches == 1 ? one : NULL;
@@ -350,6 +354,7 @@ static void bad_option(int c, char *const argv[], const struct option *lo) __att
 static void bad_option(int c, char *const argv[], const struct option *lo)
 {
 	const char *a = optind > 0 ? argv[optind - 1] : "";
+	int ch;
 
 	if (strncmp(a, "--", 2) == 0 && a[2] != 0) {
 		const char *name = a + 2, *eq = strchr(name, '=');
@@ -378,9 +383,13 @@ static void bad_option(int c, char *const argv[], const struct option *lo)
 		if (c == '?' && optopt == 0)
 			cnt_die_usage("unrecognized option '%s'", a);
 	}
+	/* a short option's byte (glibc's char: past 0x7f negative here) */
+	ch = optopt < 0 && optopt >= -128 ? optopt & 0xff : optopt;
+	if (ch <= 0 || ch > 255)   /* a long option's code: none is a letter */
+		cnt_die_usage("unrecognized option '%s'", a);
 	if (c == ':')
-		cnt_die_usage("option requires an argument -- '%c'", optopt);
-	cnt_die_usage("invalid option -- '%c'", optopt);
+		cnt_die_usage("option requires an argument -- '%c'", ch);
+	cnt_die_usage("invalid option -- '%c'", ch);
 }
 
 int cnt_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *lo)

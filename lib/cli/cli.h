@@ -84,8 +84,8 @@ void cnt_cli_init(const char *tool, const char *usage, const char *help);
 const char *cnt_cli_tool(void);
 
 /* Handles a shared option (-h, --version, -v, --stats, --progress,
- * --no-progress) into co; anything else ('?' from getopt, an unknown code)
- * is a usage error that ends the tool.  -h and --version print and exit 0. */
+ * --no-progress) into co; anything else (a code the tool's switch does not
+ * know) is a usage error that ends the tool.  -h and --version print and exit 0. */
 void cnt_cli_option(int c, const char *arg, cnt_cli_common *co);
 /* getopt_long, but an unknown option, a missing value or a value an
  * option does not take is told in getopt's words by cnt_die_usage, whose
