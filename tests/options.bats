@@ -90,9 +90,11 @@ agree() {
 
 @test "a bad option is told in getopt's words, what was typed shown by cnt(7)'s rule; status 2, then the usage" {
 	local t
-	# every tool in C: an unknown option holding an escape sequence and a
-	# line feed stays on one line, and sends the terminal nothing
-	for t in $TOOLS; do
+	# every tool in C (cnt-retract too, which TOOLS leaves out: its --help
+	# lists its modes' options apart): an unknown option holding an escape
+	# sequence and a line feed stays on one line, and sends the terminal
+	# nothing
+	for t in $TOOLS cnt-retract; do
 		case $t in cnt-rebuild | cnt-canary) continue ;; esac
 		run -2 --separate-stderr "$t" $'--bo\e[2Jgus\nx' </dev/null
 		[ "${lines[*]}" = "" ] || { echo "$t wrote to standard output"; return 1; }
@@ -116,9 +118,17 @@ agree() {
 	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--help' doesn't allow an argument" ]
 	run -2 --separate-stderr cnt-cat --s
 	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--s' is ambiguous; possibilities: '--schema' '--stats'" ]
+	run -2 --separate-stderr cnt-cat --s=1
+	[ "${stderr%%$'\n'*}" = "cnt-cat: option '--s=1' is ambiguous; possibilities: '--schema' '--stats'" ]
 	# a short option's trouble after a long option's value: the short one
 	run -2 --separate-stderr cnt-cat --stats=/dev/null -tx
 	[ "${stderr%%$'\n'*}" = "cnt-cat: invalid option -- 'x'" ]
+	# an invalid letter inside a cluster, after a value that reads like a
+	# long option this letter is the code of (--strict, 'S', takes none)
+	run -2 --separate-stderr cnt-accumulate -o --strict=1 -Sv
+	[ "${stderr%%$'\n'*}" = "cnt-accumulate: invalid option -- 'S'" ]
+	run -2 --separate-stderr cnt-accumulate --strict=1 -Sv
+	[ "${stderr%%$'\n'*}" = "cnt-accumulate: option '--strict' doesn't allow an argument" ]
 }
 
 # The check itself: a man page that lost an option, or gained a letter the

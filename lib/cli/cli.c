@@ -315,8 +315,8 @@ void cnt_cli_option(int c, const char *arg, cnt_cli_common *co)
 		co->progress = 0;
 		return;
 	default:
-		/* not an option of this tool's (cnt_cli_getopt said what was
-		 * wrong before it got here) */
+		/* a code the tool's switch does not know (cnt_cli_getopt ends
+		 * the tool itself at a bad option, so none of those comes here) */
 		if (write(STDERR_FILENO, G.usage, strlen(G.usage)) < 0) {
 			/* Nowhere left to say it. */
 		}
@@ -350,19 +350,22 @@ static const struct option *long_named(const char *name, size_t len, const struc
 
 /* getopt's complaint, in its words, said by vmessage (cnt(7)'s rule: an
  * option as typed may hold anything), then the usage. */
-static void bad_option(int c, char *const argv[], const struct option *lo) __attribute__((noreturn));
-static void bad_option(int c, char *const argv[], const struct option *lo)
+static void bad_option(int c, char *const argv[], const struct option *lo, int moved)
+	__attribute__((noreturn));
+static void bad_option(int c, char *const argv[], const struct option *lo, int moved)
 {
 	const char *a = optind > 0 ? argv[optind - 1] : "";
 	int ch;
 
-	if (strncmp(a, "--", 2) == 0 && a[2] != 0) {
+	/* A long option's trouble always moves optind past it; a short
+	 * option's inside a cluster ("-Sv") leaves optind where it was, and
+	 * argv[optind - 1] may then be anything, a "--strict=1" given as the
+	 * value of the option before. */
+	if (moved && strncmp(a, "--", 2) == 0 && a[2] != 0) {
 		const char *name = a + 2, *eq = strchr(name, '=');
 		size_t len = eq ? (size_t)(eq - name) : strlen(name), matches;
 		const struct option *o = long_named(name, len, lo, &matches);
 
-		/* a short option's trouble leaves optopt its letter, and optind
-		 * may still be past a long option given before it */
 		if (c == ':' && o != NULL && o->has_arg == required_argument && eq == NULL && o->val == optopt)
 			cnt_die_usage("option '--%s' requires an argument", o->name);
 		if (c == '?' && o != NULL && o->has_arg == no_argument && eq != NULL && o->val == optopt)
@@ -378,7 +381,7 @@ static void bad_option(int c, char *const argv[], const struct option *lo)
 
 					n = k < 0 ? sizeof(list) : n + (size_t)k;
 				}
-			cnt_die_usage("option '--%.*s' is ambiguous; possibilities:%s", (int)len, name, list);
+			cnt_die_usage("option '%s' is ambiguous; possibilities:%s", a, list);
 		}
 		if (c == '?' && optopt == 0)
 			cnt_die_usage("unrecognized option '%s'", a);
@@ -395,7 +398,7 @@ static void bad_option(int c, char *const argv[], const struct option *lo)
 int cnt_cli_getopt(int argc, char *const argv[], const char *shortopts, const struct option *lo)
 {
 	char opts[128];
-	int c;
+	int c, before = optind;
 
 	/* ':' first: a missing value is told from an unknown option */
 	if (snprintf(opts, sizeof(opts), ":%s", shortopts) >= (int)sizeof(opts))
@@ -403,7 +406,7 @@ int cnt_cli_getopt(int argc, char *const argv[], const char *shortopts, const st
 	opterr = 0;
 	c = getopt_long(argc, argv, opts, lo, NULL);
 	if (c == '?' || c == ':')
-		bad_option(c, argv, lo);
+		bad_option(c, argv, lo, optind != before);
 	return c;
 }
 
