@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/buf.h"
 #include "ingest/admit.h"
@@ -63,6 +64,8 @@ struct cnt_ahead {
 	 * caller has let go of `done` (it holds chunk done while it reads it) */
 	uint64_t filled, done;
 	int holding, stop;
+	int regular;                 /* the input is a regular file */
+	uint64_t lines_seen, bytes_seen;   /* by the chunks filled, for step_for() */
 	size_t held, peak;           /* what every chunk's buffers hold; the most so far */
 };
 
@@ -103,22 +106,41 @@ void cnt_ahead_free(cnt_ahead *a)
 	free(a);
 }
 
-/* Fills c with the next lines of the input, copied out of the line
- * reader's buffer, and parses them. */
+/* What to read next into a chunk that has n lines, whose last ends at
+ * used: about the bytes of the lines it still takes (at the input's mean
+ * line so far, and one line more), so that little is read beyond the
+ * chunk: that is copied out to the next (cnt_lines_into). */
+static size_t step_for(const cnt_ahead *a, size_t n, size_t used)
+{
+	size_t mean = a->lines_seen > 0 ? a->bytes_seen / a->lines_seen + 1 : 256;
+	size_t want = (CHUNK_LINES - n + 1) * mean;
+
+	if (used < CHUNK_BYTES && want > CHUNK_BYTES - used + mean)
+		want = CHUNK_BYTES - used + mean;
+	return want < 4096 ? 4096 : want;
+}
+
+/* Fills c with the next lines of the input, read into its own buffer
+ * (never copied), and parses them. */
 static void fill(cnt_ahead *a, chunk *c)
 {
 	cnt_slice *at;
+	size_t used = 0;   /* where c's last line ends in c->bytes */
 
 	if (a->jp != NULL && cnt_jsonl_held(a->jp) > PARSER_KEEP) {
 		cnt_jsonl_free(a->jp);
 		a->jp = NULL;
 	}
 	c->n = 0;
-	c->bytes.len = 0;
 	c->keys.len = 0;
 	c->attrs.len = 0;
 	c->end = 0;
-	while (c->n < CHUNK_LINES && c->bytes.len < CHUNK_BYTES) {
+	if (cnt_lines_into(a->lines, &c->bytes, step_for(a, 0, 0)) != 0) {
+		cnt_err_nomem(&c->err);
+		c->end = -1;
+		return;
+	}
+	while (c->n < CHUNK_LINES && used < CHUNK_BYTES) {
 		/* lines a few at a time, so that the byte limit holds too */
 		size_t room = CHUNK_LINES - c->n < TAKE ? CHUNK_LINES - c->n : TAKE;
 		long k = (long)cnt_lines_take(a->lines, a->got, room);
@@ -126,9 +148,11 @@ static void fill(cnt_ahead *a, chunk *c)
 		if (k == 0) {
 			/* Only what was read already goes in a chunk: lines that
 			 * have come are judged before the input is waited on (a
-			 * stalled writer's lines are not held back). */
-			if (c->n > 0)
+			 * stalled writer's lines are not held back).  A regular
+			 * file has no writer to wait on: its chunks are filled. */
+			if (c->n > 0 && !a->regular)
 				break;
+			cnt_lines_into(a->lines, &c->bytes, step_for(a, c->n, used));   /* the same buffer: no memory */
 			/* the one place the thread waits on the input: cancelled
 			 * there when the caller stops early */
 			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
@@ -139,26 +163,29 @@ static void fill(cnt_ahead *a, chunk *c)
 				break;
 			}
 		}
+		/* the lines are in c->bytes, which moves as it grows: their
+		 * places are kept, and pointed at once it is read */
 		for (long j = 0; j < k; j++) {
-			if (cnt_buf_reserve(&c->bytes, a->got[j].n) != 0) {
-				cnt_err_nomem(&c->err);
-				c->end = -1;
-				break;
-			}
-			if (a->got[j].n > 0)   /* an empty line: bytes may have no memory yet */
-				memcpy(c->bytes.p + c->bytes.len, a->got[j].p, a->got[j].n);
 			c->line[c->n] = a->got[j];
-			c->off[c->n++] = c->bytes.len;
-			c->bytes.len += a->got[j].n;
+			c->off[c->n++] = (size_t)(a->got[j].p - (const char *)c->bytes.p);
+			used = c->off[c->n - 1] + a->got[j].n;
 		}
-		if (c->end)
-			break;
 	}
+	/* what was read beyond the chunk goes back to the reader's buffer,
+	 * so that c's can be let go of while the next is filled */
+	if (cnt_lines_into(a->lines, NULL, 0) != 0) {
+		cnt_err_nomem(&c->err);
+		c->end = -1;
+		c->n = 0;
+	}
+	c->bytes.len = used;
+	a->lines_seen += c->n;
+	a->bytes_seen += used;
 	/* Strings with escapes are decoded beside their line (never longer
 	 * than it), so that one parser serves every line of the chunk and
 	 * its memory stays in the cache; its attrs arrays are copied out,
 	 * unless there are more than admission takes (ahead.h). */
-	if (c->n > 0 && cnt_buf_reserve(&c->unesc, c->bytes.len) != 0) {
+	if (c->n > 0 && cnt_buf_reserve(&c->unesc, used) != 0) {
 		cnt_err_nomem(&c->err);
 		c->end = -1;
 		c->n = 0;
@@ -287,6 +314,7 @@ static void *reader(void *arg)
 int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
 	cnt_err *err)
 {
+	struct stat sb;
 	int e;
 
 	cnt_ahead_stop(a);
@@ -294,6 +322,8 @@ int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const vo
 		return cnt_err_nomem(err);
 	a->filled = a->done = 0;
 	a->holding = a->stop = 0;
+	a->regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	a->lines_seen = a->bytes_seen = 0;
 	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
 		cnt_lines_free(a->lines);
 		a->lines = NULL;

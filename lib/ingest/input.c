@@ -84,9 +84,13 @@ struct cnt_lines {
 	int fd;
 	const char *name;
 	size_t max;         /* longest line that is not overlong */
-	char *buf;
-	size_t cap;         /* more than max, so a line that fits is always held whole */
+	char *buf;          /* own.p, or the caller's buffer (cnt_lines_into) */
+	size_t cap;         /* own: more than max, so a line that fits is always held whole */
 	size_t start, len;  /* unread bytes are buf[start..len) */
+	cnt_buf own;
+	cnt_buf *into;      /* the caller's buffer read into, or NULL */
+	size_t kept;        /* into: where the last line handed out ends */
+	size_t step;        /* into: the most a read asks for */
 	uint64_t no;        /* lines handed out */
 	int eof;
 	int skipping;       /* inside an overlong line: discard up to its '\n' */
@@ -103,14 +107,15 @@ cnt_lines *cnt_lines_new(int fd, const char *name, size_t max, const void *prefi
 	l->max = max;
 	/* Reads of up to 3 * max at a time: few system calls, and a line of
 	 * max bytes always fits beside them. */
-	l->cap = 4 * max < 65536 ? 65536 : 4 * max;
-	l->buf = malloc(l->cap);
-	if (l->buf == NULL || n > max) {
-		free(l->buf);
+	if (n > max || cnt_buf_reserve(&l->own, 4 * max < 65536 ? 65536 : 4 * max) != 0) {
+		cnt_buf_release(&l->own);
 		free(l);
 		return NULL;
 	}
-	memcpy(l->buf, prefix, n);
+	l->buf = (char *)l->own.p;
+	l->cap = l->own.cap;
+	if (n > 0)
+		memcpy(l->buf, prefix, n);
 	l->len = n;
 	return l;
 }
@@ -119,8 +124,32 @@ void cnt_lines_free(cnt_lines *l)
 {
 	if (l == NULL)
 		return;
-	free(l->buf);
+	cnt_buf_release(&l->own);
 	free(l);
+}
+
+int cnt_lines_into(cnt_lines *l, cnt_buf *b, size_t step)
+{
+	size_t unread = l->len - l->start;
+	cnt_buf *to = b != NULL ? b : &l->own;
+
+	if (to == l->into || (b == NULL && l->into == NULL)) {
+		l->step = step;   /* already reading there */
+		return 0;
+	}
+	to->len = 0;
+	/* own keeps room for more than max (cnt_lines_read) */
+	if (cnt_buf_reserve(to, b != NULL ? unread + (step ? step : 4096) : unread + l->max + 1) != 0)
+		return -1;
+	if (unread > 0)
+		memcpy(to->p, l->buf + l->start, unread);
+	l->into = b;
+	l->buf = (char *)to->p;
+	l->cap = to->cap;
+	l->start = l->kept = 0;
+	l->len = to->len = unread;
+	l->step = step;
+	return 0;
 }
 
 /* Takes the lines already in the buffer, up to max of them. */
@@ -161,6 +190,7 @@ static size_t take(cnt_lines *l, cnt_line *lines, size_t max)
 		lines[k].no = ++l->no;
 		lines[k].overlong = n > l->max;
 		lines[k].n = lines[k].overlong && n > CNT_LINE_KEEP ? CNT_LINE_KEEP : n;
+		l->kept = (size_t)(s - l->buf) + lines[k].n;
 		k++;
 	}
 	return k;
@@ -182,7 +212,7 @@ int cnt_line_blank(const cnt_line *l)
 long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err)
 {
 	for (;;) {
-		size_t k = take(l, lines, max);
+		size_t k = take(l, lines, max), keep, room;
 		long got;
 
 		if (k > 0)
@@ -190,15 +220,31 @@ long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err)
 		if (l->eof)
 			return 0;
 		/* Nothing complete is left: keep the partial line (at most
-		 * max bytes, or take() would have handed it out) and read. */
-		memmove(l->buf, l->buf + l->start, l->len - l->start);
-		l->len -= l->start;
-		l->start = 0;
-		got = cnt_input_read(l->fd, l->name, l->buf + l->len, l->cap - l->len, err);
+		 * max bytes, or take() would have handed it out) and read.  In
+		 * the caller's buffer the lines handed out stay where they are:
+		 * the partial line goes just after the last of them, and the
+		 * buffer grows (moving, see cnt_lines_into) by what is read. */
+		keep = l->into != NULL ? l->kept : 0;
+		memmove(l->buf + keep, l->buf + l->start, l->len - l->start);
+		l->len = keep + (l->len - l->start);
+		l->start = keep;
+		if (l->into != NULL) {
+			room = l->step > 0 ? l->step : 4096;
+			l->into->len = l->len;
+			if (cnt_buf_reserve(l->into, room) != 0)
+				return cnt_err_nomem(err);
+			l->buf = (char *)l->into->p;
+			l->cap = l->into->cap;
+		} else {
+			room = l->cap - l->len;
+		}
+		got = cnt_input_read(l->fd, l->name, l->buf + l->len, room, err);
 		if (got < 0)
 			return -1;
 		if (got == 0)
 			l->eof = 1;
 		l->len += (size_t)got;
+		if (l->into != NULL)
+			l->into->len = l->len;
 	}
 }

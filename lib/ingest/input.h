@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "base/err.h"
 
 typedef enum {
@@ -79,6 +80,18 @@ void cnt_lines_free(cnt_lines *l);
  * 1), 0 at the end of the input, or -1 with err set (a read error).  An
  * input that does not end with '\n' has a last line all the same. */
 long cnt_lines_read(cnt_lines *l, cnt_line *lines, size_t max, cnt_err *err);
+
+/* From now on reads into b (its bytes, grown as needed), or with b NULL
+ * into the reader's own buffer again; what was read and not handed out
+ * moves to the new buffer's start.  Reading into b, lines handed out are
+ * not moved when more is read (cnt_lines_read()'s "until the next call"
+ * does not hold): they stay in b, though b may move as it grows, so a
+ * line's place is best kept as its offset, p - b->p, when handed out.
+ * Each read then asks for at most step bytes (0: 4 KiB): so the caller
+ * can read about what it wants of b and little beyond, which is copied
+ * out when it turns away.  0, or -1 when out of memory (nothing
+ * changed). */
+int cnt_lines_into(cnt_lines *l, cnt_buf *b, size_t step);
 
 /* cnt_lines_read() without reading: only the lines already read, maybe
  * none. */

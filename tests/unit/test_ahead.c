@@ -128,6 +128,47 @@ static int through(cnt_ahead *a, int fd, size_t max, cnt_buf *out, int *chunks)
 	return rc;
 }
 
+/* A writer of text to a pipe, in pieces of uneven sizes. */
+struct pieces {
+	int fd;
+	const cnt_buf *text;
+};
+
+static void *write_pieces(void *arg)
+{
+	struct pieces *w = arg;
+
+	for (size_t at = 0, i = 0; at < w->text->len; i++) {
+		size_t n = 1 + (i * 7919) % 70000;
+
+		if (n > w->text->len - at)
+			n = w->text->len - at;
+		if (write(w->fd, w->text->p + at, n) != (ssize_t)n)
+			break;
+		at += n;
+	}
+	close(w->fd);
+	return NULL;
+}
+
+/* through(), from a pipe that text is written to */
+static int through_pipe(cnt_ahead *a, const cnt_buf *text, size_t max, cnt_buf *out, int *chunks)
+{
+	struct pieces w;
+	pthread_t t;
+	int p[2], rc;
+
+	if (pipe(p) != 0)
+		return -2;
+	w.fd = p[1];
+	w.text = text;
+	pthread_create(&t, NULL, write_pieces, &w);
+	rc = through(a, p[0], max, out, chunks);
+	pthread_join(t, NULL);
+	close(p[0]);
+	return rc;
+}
+
 /* 20,000 lines of every kind: events (some with escapes, whose strings
  * are the parser's own copies, and attrs), malformed lines, bad fields,
  * blank lines, a CR at the end, overlong lines; a last line without its
@@ -182,6 +223,10 @@ static void test_same_as_one_at_a_time(void)
 	}
 	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
 	close(fd);
+	/* the same from a pipe, whose lines come as they are written */
+	got.len = 0;
+	CHECK_EQ_INT(through_pipe(a, &text, MAX, &got, &chunks), 0);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
 	/* the reader is reused: a second input, an empty one */
 	got.len = 0;
 	fd = unit_file_of("", 0);
@@ -266,6 +311,46 @@ static void test_long_lines(void)
 	cnt_buf_release(&want);
 	cnt_buf_release(&got);
 	cnt_buf_release(&big);
+}
+
+/* A regular file's chunks are full: 2,048 lines each but the last,
+ * though a read of the line reader's own buffer (4 * MAX bytes) holds
+ * fewer lines (a pipe's chunk is what has come, test_idle_writer). */
+static void test_full_chunks(void)
+{
+	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT;
+	cnt_ahead *a = cnt_ahead_new();
+	cnt_ahead_chunk c;
+	cnt_err err;
+	int fd, rc, chunks = 0, short_ones = 0;
+
+	for (int i = 0; i < 10000; i++) {
+		char line[256];
+
+		snprintf(line, sizeof(line), "{\"idempotency_key\":\"k%d\",\"tenant_id\":\"acme\","
+			"\"counter_id\":\"c\",\"member_ref\":\"m%d\",\"delta\":%d}\n", i, i % 37, i % 5 + 1);
+		cnt_buf_append(&text, line, strlen(line));
+	}
+	if (a == NULL)
+		CHECK(0);
+	fd = file_of(&text, MAX, &want);
+	CHECK_EQ_INT(cnt_ahead_start(a, fd, "t", MAX, "", 0, &err), 0);
+	while ((rc = cnt_ahead_next(a, &c, &err)) > 0) {
+		chunks++;
+		short_ones += c.n != 2048;
+		for (size_t i = 0; i < c.n; i++)
+			describe(&got, &c.line[i], &c.raw[i], &c.pb[i], &c.fp[i]);
+	}
+	CHECK_EQ_INT(rc, 0);
+	CHECK_EQ_INT(chunks, 5);
+	CHECK_EQ_INT(short_ones, 1);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	cnt_ahead_stop(a);
+	close(fd);
+	cnt_ahead_free(a);
+	cnt_buf_release(&text);
+	cnt_buf_release(&want);
+	cnt_buf_release(&got);
 }
 
 /* Lines of 64 attrs: a chunk of them (1 MiB of lines) holds about
@@ -424,6 +509,7 @@ int main(void)
 {
 	RUN(test_same_as_one_at_a_time);
 	RUN(test_long_lines);
+	RUN(test_full_chunks);
 	RUN(test_held);
 	RUN(test_idle_writer);
 	return unit_report("test_ahead");

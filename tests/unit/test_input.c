@@ -155,6 +155,90 @@ static void test_lines_many(void)
 	free(text);
 }
 
+/* Reading into the caller's buffers (cnt_lines_into), turn about with
+ * the reader's own, as cnt-ingest's chunks do: lines stay in the buffer
+ * they were read into, at the offsets they were handed out at, however
+ * often it is read into and grows; what was read beyond a buffer's last
+ * line goes on to the next; reads ask for no more than the step; and an
+ * overlong line skipped in a buffer does not grow it by the line.  The same lines as one reader's own buffer. */
+static void test_lines_into(void)
+{
+	char *text = malloc(40u << 20);   /* about 15 MiB of lines and 5 overlong */
+	size_t n = 0;
+	cnt_buf b[3] = {CNT_BUF_INIT, CNT_BUF_INIT, CNT_BUF_INIT};
+	cnt_line got[64];
+	cnt_err err;
+	cnt_lines *l;
+	uint64_t want = 0;
+	size_t off[64 * 40];
+	long k = 1;
+	int fd, bad = 0, round = 0;
+
+	if (text == NULL)
+		return;
+	for (int i = 0; i < 100000; i++) {
+		size_t len = (size_t)(i * 7919) % 300;
+
+		if (i % 20000 == 11)
+			len = 3u << 20;   /* 3 MiB: over the 1 MiB limit */
+		memset(text + n, 'a' + i % 26, len);
+		n += len;
+		text[n++] = '\n';
+	}
+	fd = unit_file_of(text, n);
+	/* a prefix already read, in the reader's own buffer first */
+	l = cnt_lines_new(fd, "t", 1u << 20, "", 0);
+	while (k > 0) {
+		cnt_buf *to = &b[round % 3];
+		size_t step = 1000 + (size_t)round * 37 % 5000, lines = 0;
+
+		CHECK_EQ_INT(cnt_lines_into(l, to, step), 0);
+		/* up to 40 calls a buffer, each after what is in it */
+		for (int call = 0; call < 40; call++) {
+			int overlong = 0;
+
+			if ((k = cnt_lines_read(l, got, 64, &err)) <= 0)
+				break;
+			for (long i = 0; i < k; i++) {
+				off[lines++] = (size_t)(got[i].p - (const char *)to->p);
+				overlong |= got[i].overlong;
+			}
+			/* what is left after the last line came with the last
+			 * read (fewer than 64 lines: no line is left whole, and
+			 * lines are shorter than a step) */
+			if (k < 64 && !overlong && to->len - off[lines - 1] - got[k - 1].n > step)
+				bad++;
+		}
+		/* skipping 3 MiB did not grow the buffer by it */
+		if (to->cap > (2u << 20))
+			bad++;
+		for (size_t i = 0; i < lines; i++, want++) {
+			size_t len = (size_t)(want * 7919) % 300;
+			const char *p = (const char *)to->p + off[i];
+
+			if (want % 20000 == 11)
+				len = CNT_LINE_KEEP;
+			for (size_t j = 0; j < len; j++)
+				if (p[j] != (char)('a' + want % 26)) {
+					bad++;
+					break;
+				}
+		}
+		/* every other round, back to the reader's own buffer */
+		if (round++ % 2 == 1)
+			CHECK_EQ_INT(cnt_lines_into(l, NULL, 0), 0);
+	}
+	CHECK_EQ_INT(k, 0);
+	CHECK_EQ_INT(want, 100000);
+	CHECK_EQ_INT(bad, 0);
+	CHECK(round > 100);
+	cnt_lines_free(l);
+	close(fd);
+	for (int i = 0; i < 3; i++)
+		cnt_buf_release(&b[i]);
+	free(text);
+}
+
 /* A writer that sends 3 MiB without a newline, then holds the pipe open
  * until told to stop: the overlong line must come out before the end. */
 struct endless {
@@ -259,6 +343,7 @@ int main(void)
 	RUN(test_sniff);
 	RUN(test_lines);
 	RUN(test_lines_many);
+	RUN(test_lines_into);
 	RUN(test_lines_endless);
 	RUN(test_read_error);
 	RUN(test_expected);
