@@ -3,6 +3,7 @@
  */
 #include "base/table.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -75,6 +76,45 @@ void *cnt_table_alloc(size_t bytes)
 		return NULL;
 	memset(p, 0, bytes);
 	return p;
+}
+
+/* The part of a table one thread faults in. */
+typedef struct {
+	uint8_t *p;
+	size_t n;
+	int rc;
+} part;
+
+static void *fault_part(void *arg)
+{
+	part *f = arg;
+
+#ifdef MADV_POPULATE_WRITE
+	f->rc = f->n == 0 || madvise(f->p, f->n, MADV_POPULATE_WRITE) == 0 ? 0 : -1;
+#else
+	f->rc = -1;
+#endif
+	return NULL;
+}
+
+int cnt_table_fault_in(void *p, size_t bytes)
+{
+	/* halves on a huge page's boundary, so that no huge page is
+	 * faulted in by both threads */
+	size_t half = (bytes / 2) & ~(HUGE - 1);
+	part f[2] = {{(uint8_t *)p, half, 0}, {(uint8_t *)p + half, bytes - half, 0}};
+	pthread_t t;
+	int started;
+
+	if (p == NULL || bytes < MAPPED)
+		return 0;   /* zeroed by cnt_table_alloc: in already */
+	started = sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&t, NULL, fault_part, &f[1]) == 0;
+	fault_part(&f[0]);
+	if (started)
+		pthread_join(t, NULL);
+	else
+		fault_part(&f[1]);
+	return f[0].rc == 0 && f[1].rc == 0 ? 0 : -1;
 }
 
 void *cnt_table_grow(void *p, size_t old_bytes, size_t bytes)

@@ -21,6 +21,18 @@
  * cnt_table_free and the same size. */
 void *cnt_table_alloc(size_t bytes);
 void cnt_table_free(void *p, size_t bytes);
+
+/* Faults in the memory of a table from cnt_table_alloc now, on two
+ * threads where there are two processors.  A hash table's first entries
+ * land all over it, so its first use faults in all its pages at once
+ * anyway, one after the other on the one thread, while the others may
+ * wait on it: where fresh memory is dear (in a virtual machine whose
+ * host hands it out only when touched, about 1 s a GiB on the machines
+ * cnt is measured on), cnt-ingest's first half second went to its
+ * duplicate table on one processor and the other idled.  0, or -1 when
+ * the kernel cannot (MADV_POPULATE_WRITE came with Linux 5.14; a part
+ * it cannot fault in is faulted in when used, as before). */
+int cnt_table_fault_in(void *p, size_t bytes);
 /* p (of old_bytes, or NULL) grown or shrunk to bytes, its contents kept
  * (mapped memory is remapped, not copied); the new part is zero.  NULL
  * when out of memory, p then untouched. */

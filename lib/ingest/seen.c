@@ -22,6 +22,8 @@ int cnt_seen_init(cnt_seen *s, size_t expected, unsigned load_pct)
 	while (limit(cap, load_pct) < expected)
 		cap *= 2;
 	s->slots = cnt_table_alloc(cap * sizeof(cnt_seen_slot));
+	/* sized from the input up front: all of it is used at once */
+	cnt_table_fault_in(s->slots, cap * sizeof(cnt_seen_slot));
 	s->mask = cap - 1;
 	s->count = 0;
 	s->load_pct = load_pct;

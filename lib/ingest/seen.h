@@ -38,7 +38,8 @@ typedef struct cnt_seen {
 } cnt_seen;
 
 /* An empty table for about expected keys, at most load_pct (1 to 90,
- * else 50) percent full before it doubles.  0, or -1 when out of memory. */
+ * else 50) percent full before it doubles, its memory faulted in at
+ * once (cnt_table_fault_in).  0, or -1 when out of memory. */
 int cnt_seen_init(cnt_seen *s, size_t expected, unsigned load_pct);
 void cnt_seen_release(cnt_seen *s);
 

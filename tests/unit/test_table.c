@@ -2,8 +2,8 @@
  * test_table.c - lib/base/table.h: zeroed, 64-byte aligned memory for
  * large tables, grown from the heap into a mapping and then remapped,
  * its contents kept and the new part zero each time; shrunk too; mapped
- * on 2 MiB boundaries, and moved to another when it cannot grow in place.
- * And
+ * on 2 MiB boundaries, and moved to another when it cannot grow in place;
+ * faulted in at once on asking.  And
  * cnt_table_double, the in-place doubling of a linear-probing hash table:
  * a cluster that wraps from the table's end to its start, tables full but
  * for one slot, random tables small and large (mapped), each checked by
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "base/table.h"
 #include "unit.h"
@@ -74,6 +75,50 @@ static void test_alloc(void)
 		cnt_table_free(p, sizes[k]);
 	}
 	cnt_table_free(NULL, 100);
+}
+
+/* Pages of [p, p + n) the process has in memory (mincore). */
+static size_t resident(void *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = (n + page - 1) / page, in = 0;
+	unsigned char *v = malloc(pages);
+
+	if (v == NULL || mincore(p, n, v) != 0) {
+		free(v);
+		return 0;
+	}
+	for (size_t i = 0; i < pages; i++)
+		in += v[i] & 1;
+	free(v);
+	return in;
+}
+
+/* cnt_table_fault_in: a mapped table's pages all in memory at once,
+ * still zero, and usable; odd sizes (its halves are cut on a huge
+ * page's boundary) and a heap table (in already) too. */
+static void test_fault_in(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t sizes[] = {4u << 20, (6u << 20) + 4096, (32u << 20) + 12345, 1000};
+
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		size_t n = sizes[k], pages = (n + page - 1) / page;
+		uint8_t *p = cnt_table_alloc(n);
+
+		CHECK(p != NULL);
+		if (p == NULL)
+			continue;
+		/* a mapping, not touched yet; the heap's was zeroed */
+		if (n >= 4u << 20)
+			CHECK(resident(p, n) < pages);
+		CHECK_EQ_INT(cnt_table_fault_in(p, n), 0);
+		if (n >= 4u << 20)
+			CHECK_EQ_INT(resident(p, n), pages);
+		CHECK(all_zero(p, n));
+		p[0] = p[n - 1] = 1;
+		cnt_table_free(p, n);
+	}
+	CHECK_EQ_INT(cnt_table_fault_in(NULL, 0), 0);
 }
 
 /* Whether [p, p + n) lies in one mapping of /proc/self/maps. */
@@ -265,6 +310,7 @@ int main(void)
 {
 	RUN(test_grow_keeps_contents);
 	RUN(test_alloc);
+	RUN(test_fault_in);
 	RUN(test_grow_moved);
 	RUN(test_double_wrapping_cluster);
 	RUN(test_double_random);
