@@ -1035,7 +1035,7 @@ fatal_case() {
 	jq -e '.in == 5 and .out == 3 and .rejected == 2' "$d/st"
 }
 
-@test "compression threads do not change the bytes written, nor read-ahead what is read" {
+@test "compression threads, yielding or not, do not change the bytes written, nor reading from a pipe or read-ahead what is read" {
 	local d=$BATS_TEST_TMPDIR
 	# enough events for several 256 KiB blocks, so blocks really overlap
 	jq -nc 'range(1; 4001) | {idempotency_key: "t\(.)", tenant_id: "acme", counter_id: "distance_m",
@@ -1044,7 +1044,15 @@ fatal_case() {
 	CNT_WRITE_THREADS=2 cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/b.avro" "$d/in.jsonl"
 	CNT_WRITE_THREADS=1 cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c xz -o "$d/c.avro" "$d/in.jsonl"
 	CNT_WRITE_THREADS=0 cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c xz -o "$d/e.avro" "$d/in.jsonl"
+	# compressing threads that yield to admission, or not (cnt(7))
+	CNT_WRITE_NICE=0 cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/f.avro" "$d/in.jsonl"
+	CNT_WRITE_NICE=19 cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/g.avro" "$d/in.jsonl"
+	# lines from a pipe, chunked as they come, not as a file's are
+	cat "$d/in.jsonl" | cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -c zstandard -o "$d/h.avro" -
 	cmp "$d/a.avro" "$d/b.avro"
+	cmp "$d/a.avro" "$d/f.avro"
+	cmp "$d/a.avro" "$d/g.avro"
+	cmp "$d/a.avro" "$d/h.avro"
 	cmp "$d/c.avro" "$d/e.avro"
 	[ "$(cnt-cat --meta "$d/a.avro" | jq -s length)" -eq 1 ]
 	CNT_READ_THREADS=0 cnt-cat "$d/a.avro" >"$d/r0"

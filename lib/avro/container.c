@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -791,7 +792,12 @@ typedef struct wjob {
 	cnt_buf raw, comp;
 } wjob;
 
+/* Blocks queued for the workers: NWJOBS, or up to NWJOBS_MAX for a
+ * writer that yields (cnt_writer_yield). */
 #define NWJOBS 6
+#define NWJOBS_MAX 64
+/* A yielding writer's workers' nice, above the tool's */
+#define WORKER_NICE 5
 
 static void start_writer_threads(cnt_writer *w);
 static void stop_writer_threads(cnt_writer *w);
@@ -831,7 +837,9 @@ struct cnt_writer {
 	pthread_t workers[MAX_WORKERS];
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	wjob jobs[NWJOBS];
+	wjob jobs[NWJOBS_MAX];
+	int njobs;             /* of jobs[] in use */
+	int yield;             /* the workers' nice above the tool's (cnt_writer_yield) */
 	uint64_t qseq, wseq;   /* next block to queue / to write */
 	int writing;           /* a thread is writing block wseq */
 	int wrc;               /* -1 once a block failed (werr says why) */
@@ -910,6 +918,7 @@ cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 		cnt_err_nomem(err);
 		return NULL;
 	}
+	w->njobs = NWJOBS;
 	start_writer_threads(w);
 	return w;
 }
@@ -1210,7 +1219,7 @@ int cnt_writer_defer(cnt_writer *w, const cnt_writer_hooks *h, cnt_err *err)
 static void write_ready(cnt_writer *w)
 {
 	while (!w->writing && w->wrc == 0 && w->wseq < w->qseq) {
-		wjob *j = &w->jobs[w->wseq % NWJOBS];
+		wjob *j = &w->jobs[w->wseq % (uint64_t)w->njobs];
 		cnt_err err;
 		int rc;
 
@@ -1233,10 +1242,27 @@ static void write_ready(cnt_writer *w)
 	}
 }
 
+/* The calling thread's nice raised to the tool's and by (Linux: a
+ * thread's own); only advice, so a failure is ignored. */
+static void nice_by(int base, int by)
+{
+	int v = base + by > 19 ? 19 : base + by;
+
+	if (setpriority(PRIO_PROCESS, 0, v) != 0) {
+		/* as it was */
+	}
+}
+
 static void *wworker_main(void *arg)
 {
 	cnt_writer *w = arg;
 	cnt_codec *codec = cnt_codec_new();
+	int base, niced = 0;
+
+	errno = 0;
+	base = getpriority(PRIO_PROCESS, 0);
+	if (errno != 0)
+		base = 0;
 
 	for (;;) {
 		wjob *j = NULL;
@@ -1245,7 +1271,7 @@ static void *wworker_main(void *arg)
 		for (;;) {
 			uint64_t best = UINT64_MAX;
 
-			for (int i = 0; i < NWJOBS; i++)
+			for (int i = 0; i < w->njobs; i++)
 				if (w->jobs[i].state == W_RAW && w->jobs[i].seq < best) {
 					best = w->jobs[i].seq;
 					j = &w->jobs[i];
@@ -1259,6 +1285,10 @@ static void *wworker_main(void *arg)
 			break;
 		}
 		j->state = W_WORKING;
+		if (w->yield > niced) {
+			niced = w->yield;
+			nice_by(base, niced);
+		}
 		pthread_mutex_unlock(&w->mu);
 		if (codec == NULL)
 			j->rc = cnt_err_nomem(&j->err);
@@ -1303,13 +1333,13 @@ static int flush_block(cnt_writer *w, cnt_err *err)
 	if (w->async) {
 		/* Hand the block to a worker (swapping buffers, no copy); make
 		 * room first by writing the oldest finished blocks. */
-		wjob *j = &w->jobs[w->qseq % NWJOBS];
+		wjob *j = &w->jobs[w->qseq % (uint64_t)w->njobs];
 		cnt_buf t;
 		int rc = 0;
 
 		pthread_mutex_lock(&w->mu);
-		if (w->qseq - w->wseq >= NWJOBS)
-			rc = drain(w, w->qseq - NWJOBS + 1, err);
+		if (w->qseq - w->wseq >= (uint64_t)w->njobs)
+			rc = drain(w, w->qseq - (uint64_t)w->njobs + 1, err);
 		if (rc == 0) {
 			t = j->raw;
 			j->raw = w->block;
@@ -1423,6 +1453,26 @@ int cnt_writer_end_deferred(cnt_err *err)
 	return rc;
 }
 
+void cnt_writer_yield(cnt_writer *w)
+{
+	const char *env = getenv("CNT_WRITE_NICE");
+	char *end;
+	long by = WORKER_NICE;
+
+	/* 0 to 19; anything else is not a nice level: the default */
+	if (env != NULL && env[0] >= '0' && env[0] <= '9') {
+		by = strtol(env, &end, 10);
+		if (*end != 0 || by > 19)
+			by = WORKER_NICE;
+	}
+	if (!w->async || w->qseq > 0)
+		return;
+	pthread_mutex_lock(&w->mu);
+	w->njobs = NWJOBS_MAX;
+	w->yield = (int)by;
+	pthread_mutex_unlock(&w->mu);
+}
+
 /* Compression on worker threads, when there is compressing to do and more
  * than one processor; CNT_WRITE_THREADS=0 turns it off. */
 static void start_writer_threads(cnt_writer *w)
@@ -1481,7 +1531,7 @@ void cnt_writer_free(cnt_writer *w)
 	if (w == NULL)
 		return;
 	stop_writer_threads(w);
-	for (int i = 0; i < NWJOBS; i++) {
+	for (int i = 0; i < NWJOBS_MAX; i++) {
 		cnt_buf_release(&w->jobs[i].raw);
 		cnt_buf_release(&w->jobs[i].comp);
 	}

@@ -124,6 +124,15 @@ typedef struct cnt_writer cnt_writer;
  * Returns NULL with err set on a bad schema or out of memory. */
 cnt_writer *cnt_writer_new(int fd, const char *name, const char *schema_json,
 	cnt_codec_id codec, int level, size_t block_bytes, cnt_err *err);
+/* Lets compression wait for the tool's own threads, for a tool whose one
+ * thread sets the pace (cnt-ingest's admitting thread): the workers
+ * (CNT_WRITE_THREADS) run 5 nice levels below the tool (CNT_WRITE_NICE,
+ * 0 to 19, says how many), so that where they share a processor with
+ * that thread it gets about three quarters of it and not half, and up
+ * to 64 blocks instead of 6 wait for them, compressed in the time the
+ * tool's threads leave.  The bytes are the same.  Nothing without
+ * workers; only before the first block. */
+void cnt_writer_yield(cnt_writer *w);
 /* Adds a metadata entry written after avro.codec and avro.schema, in the
  * order added.  Only before the first record.  Returns 0 or -1. */
 int cnt_writer_meta(cnt_writer *w, const char *key, const void *val, size_t n, cnt_err *err);

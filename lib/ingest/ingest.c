@@ -98,6 +98,8 @@ cnt_ingest *cnt_ingest_new(const cnt_ingest_cfg *cfg, cnt_err *err)
 	/* the log records the definitions of the versions it stamps */
 	if (g->w == NULL || cnt_fp_track(g->w, CNT_FP_EVENTS, err) != 0)
 		goto fail;
+	/* admission, on one thread, sets the pace: compression waits for it */
+	cnt_writer_yield(g->w);
 	if (any_approx(cfg->admit.defs) && (g->sampler = cnt_sampler_new(cfg->admit.defs, err)) == NULL)
 		goto fail;
 	if (cfg->hold_fd >= 0 &&

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,6 +225,108 @@ static void test_writer_is_deterministic(void)
 		cnt_buf_release(&x);
 		cnt_buf_release(&y);
 	}
+}
+
+/* The most and the fewest nice of this process's threads but the
+ * caller's, above the caller's (/proc/self/task/N/stat, its 19th field);
+ * 0 and 0 when it has no other. */
+static void niced(int *most, int *fewest)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	char path[320], line[1024];
+	int self = getpriority(PRIO_PROCESS, 0), seen = 0;
+
+	*most = *fewest = 0;
+	while (d != NULL && (e = readdir(d)) != NULL) {
+		FILE *f;
+		char *p;
+		int nice = 0, field = 2;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == (int)gettid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* fields 3 on after the name's ')' */
+		for (; p != NULL && field < 19; field++)
+			p = strchr(p + 1, ' ');
+		if (p == NULL || sscanf(p, " %d", &nice) != 1)
+			continue;
+		nice -= self;
+		if (!seen || nice > *most)
+			*most = nice;
+		if (!seen || nice < *fewest)
+			*fewest = nice;
+		seen = 1;
+	}
+	if (d != NULL)
+		closedir(d);
+}
+
+/* cnt_writer_yield: the same bytes, with workers or without, however
+ * many times the 64 blocks that may wait go round; its workers 5 nice
+ * levels below the caller (CNT_WRITE_NICE, 0 to 19, says how many;
+ * anything else is the default), and none when asked after the first
+ * block. */
+static void test_writer_yield(void)
+{
+	static const struct {
+		const char *threads, *nice;
+		int yield_at, want;   /* yield before record yield_at; the workers' nice */
+	} runs[] = {
+		{"2", NULL, 0, 5}, {"2", "0", 0, 0}, {"2", "12", 0, 12}, {"2", "25", 0, 5},
+		{"2", "x", 0, 5}, {"2", NULL, 100, 0}, {"0", NULL, 0, 0},
+	};
+	cnt_buf want = CNT_BUF_INIT;
+	const char *plain = path_in("yield-plain.avro");
+
+	setenv("CNT_WRITE_THREADS", "2", 1);
+	CHECK_EQ_INT(write_file(plain, CNT_CODEC_ZSTD, 512, 20000), 0);
+	want = slurp(plain);
+	CHECK(count_blocks(plain) > 4 * 64);
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		const char *path = path_in("yield.avro");
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0, most = -1, fewest = -1;
+		cnt_err err = {"", CNT_ERR_DATA};
+		cnt_writer *w;
+		cnt_buf got;
+
+		setenv("CNT_WRITE_THREADS", runs[k].threads, 1);
+		if (runs[k].nice)
+			setenv("CNT_WRITE_NICE", runs[k].nice, 1);
+		else
+			unsetenv("CNT_WRITE_NICE");
+		w = cnt_writer_new(fd, "test", small_schema, CNT_CODEC_ZSTD, CNT_LEVEL_DEFAULT, 512, &err);
+		CHECK(w != NULL);
+		for (int i = 0; w != NULL && i < 20000 && rc == 0; i++) {
+			if (i == runs[k].yield_at)
+				cnt_writer_yield(w);
+			rc = put_record(w, i, &err);
+			if (i == 10000)
+				niced(&most, &fewest);
+		}
+		CHECK_EQ_INT(rc, 0);
+		CHECK_EQ_INT(cnt_writer_finish(w, &err), 0);
+		cnt_writer_free(w);
+		close(fd);
+		got = slurp(path);
+		CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+		cnt_buf_release(&got);
+		/* by record 10,000 (some 250 blocks) each worker has had a
+		 * block: both niced, or neither */
+		if (runs[k].threads[0] == '2' && sysconf(_SC_NPROCESSORS_ONLN) >= 2) {
+			CHECK_EQ_INT(most, runs[k].want);
+			CHECK_EQ_INT(fewest, runs[k].want);
+		} else {
+			CHECK_EQ_INT(most, 0);
+		}
+	}
+	unsetenv("CNT_WRITE_NICE");
+	unsetenv("CNT_WRITE_THREADS");
+	cnt_buf_release(&want);
 }
 
 /* Deferred header: the hook sees every record and adds metadata at the
@@ -1475,6 +1578,7 @@ int main(void)
 	}
 	RUN(test_round_trip_every_codec);
 	RUN(test_writer_is_deterministic);
+	RUN(test_writer_yield);
 	RUN(test_deferred_header);
 	RUN(test_guessed_header);
 	RUN(test_sync_marker_depends_on_schema_and_codec);
