@@ -15,6 +15,7 @@
 #include "model/event.h"
 #include "model/defs.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,46 +25,84 @@
 
 extern const char cnt_schema_counting_event[];
 
-static int put_str(cnt_buf *b, cnt_slice s)
+/* A string at p: its length, then its bytes; returns the end. */
+static inline uint8_t *put_str(uint8_t *p, cnt_slice s)
 {
-	return cnt_bin_write_bytes(b, s.p ? s.p : "", s.n);
+	p += cnt_bin_put_long(p, (int64_t)s.n);
+	if (s.n > 0)
+		memcpy(p, s.p, s.n);
+	return p + s.n;
 }
 
-static int put_opt(cnt_buf *b, cnt_slice s)
+/* A [null, string] union at p (NULL p: null); returns the end. */
+static inline uint8_t *put_opt(uint8_t *p, cnt_slice s)
 {
-	if (s.p == NULL)
-		return cnt_buf_putc(b, 0);
-	return cnt_buf_putc(b, 2) | cnt_bin_write_bytes(b, s.p, s.n);
+	if (s.p == NULL) {
+		*p = 0;
+		return p + 1;
+	}
+	*p = 2;
+	return put_str(p + 1, s);
 }
 
+/* Adds a string's bytes at most (its length's 10 and itself) to *need;
+ * -1 past what memory can hold. */
+static inline int room_for(size_t *need, cnt_slice s)
+{
+	if (s.n > SIZE_MAX / 4 - *need)
+		return -1;
+	*need += s.n + 11;
+	return 0;
+}
+
+/* Room is made once for the whole record, which is then written without
+ * a check a field (admission encodes every event it accepts). */
 int cnt_event_encode(const cnt_event *e, cnt_buf *b)
 {
+	size_t need = 6 * 10 + 1 + 10;   /* the longs, origin, the map's count and end */
+	uint8_t *p;
 	int rc = 0;
 
-	rc |= put_str(b, e->event_id);
-	rc |= put_str(b, e->idempotency_key);
-	rc |= put_str(b, e->tenant_id);
-	rc |= put_str(b, e->counter_id);
-	rc |= cnt_bin_write_long(b, e->counter_version);
-	rc |= put_str(b, e->member_ref);
-	rc |= put_opt(b, e->item);
-	rc |= cnt_bin_write_long(b, e->delta);
-	rc |= cnt_bin_write_long(b, e->event_time);
-	rc |= cnt_bin_write_long(b, e->ingest_time);
-	rc |= cnt_bin_write_long(b, e->origin);
-	rc |= put_opt(b, e->subject);
-	rc |= put_opt(b, e->signature);
-	rc |= put_opt(b, e->retracts);
-	rc |= put_opt(b, e->retraction_id);
+	rc |= room_for(&need, e->event_id);
+	rc |= room_for(&need, e->idempotency_key);
+	rc |= room_for(&need, e->tenant_id);
+	rc |= room_for(&need, e->counter_id);
+	rc |= room_for(&need, e->member_ref);
+	rc |= room_for(&need, e->item);
+	rc |= room_for(&need, e->subject);
+	rc |= room_for(&need, e->signature);
+	rc |= room_for(&need, e->retracts);
+	rc |= room_for(&need, e->retraction_id);
+	for (size_t i = 0; i < e->nattrs && rc == 0; i++)
+		rc |= room_for(&need, e->attr_keys[i]) | room_for(&need, e->attr_vals[i]);
+	if (rc != 0 || cnt_buf_reserve(b, need) != 0)
+		return -1;
+	p = b->p + b->len;
+	p = put_str(p, e->event_id);
+	p = put_str(p, e->idempotency_key);
+	p = put_str(p, e->tenant_id);
+	p = put_str(p, e->counter_id);
+	p += cnt_bin_put_long(p, e->counter_version);
+	p = put_str(p, e->member_ref);
+	p = put_opt(p, e->item);
+	p += cnt_bin_put_long(p, e->delta);
+	p += cnt_bin_put_long(p, e->event_time);
+	p += cnt_bin_put_long(p, e->ingest_time);
+	p += cnt_bin_put_long(p, e->origin);
+	p = put_opt(p, e->subject);
+	p = put_opt(p, e->signature);
+	p = put_opt(p, e->retracts);
+	p = put_opt(p, e->retraction_id);
 	if (e->nattrs) {
-		rc |= cnt_bin_write_long(b, (int64_t)e->nattrs);
+		p += cnt_bin_put_long(p, (int64_t)e->nattrs);
 		for (size_t i = 0; i < e->nattrs; i++) {
-			rc |= put_str(b, e->attr_keys[i]);
-			rc |= put_str(b, e->attr_vals[i]);
+			p = put_str(p, e->attr_keys[i]);
+			p = put_str(p, e->attr_vals[i]);
 		}
 	}
-	rc |= cnt_buf_putc(b, 0);
-	return rc ? -1 : 0;
+	*p++ = 0;
+	b->len = (size_t)(p - b->p);
+	return 0;
 }
 
 cnt_writer *cnt_event_writer_new(int fd, const char *name, cnt_codec_id codec,
