@@ -1035,7 +1035,7 @@ fatal_case() {
 	jq -e '.in == 5 and .out == 3 and .rejected == 2' "$d/st"
 }
 
-@test "compression threads, yielding or not, do not change the bytes written, nor reading from a pipe or read-ahead what is read" {
+@test "compression threads, niced or not, do not change the bytes written, nor reading from a pipe or read-ahead what is read" {
 	local d=$BATS_TEST_TMPDIR
 	# enough events for several 256 KiB blocks, so blocks really overlap
 	jq -nc 'range(1; 4001) | {idempotency_key: "t\(.)", tenant_id: "acme", counter_id: "distance_m",

@@ -108,6 +108,9 @@ int cnt_table_fault_in(void *p, size_t bytes)
 
 	if (p == NULL || bytes < MAPPED)
 		return 0;   /* zeroed by cnt_table_alloc: in already */
+#ifndef MADV_POPULATE_WRITE
+	return -1;
+#endif
 	started = sysconf(_SC_NPROCESSORS_ONLN) > 1 && pthread_create(&t, NULL, fault_part, &f[1]) == 0;
 	fault_part(&f[0]);
 	if (started)

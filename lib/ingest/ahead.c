@@ -54,7 +54,7 @@ typedef struct chunk {
 struct cnt_ahead {
 	chunk *ch;
 	cnt_jsonl *jp;               /* the reading thread's: one for every line */
-	cnt_line got[TAKE];          /* the reader thread's lines, before they are copied */
+	cnt_line got[TAKE];          /* the reader thread's lines, before a chunk takes them */
 	cnt_lines *lines;
 	pthread_t thread;
 	int running;                 /* thread started and not joined */
@@ -121,7 +121,8 @@ static size_t step_for(const cnt_ahead *a, size_t n, size_t used)
 }
 
 /* Fills c with the next lines of the input, read into its own buffer
- * (never copied), and parses them. */
+ * (only what was read past its last line is copied, out to the reader's
+ * buffer and in to the next chunk's), and parses them. */
 static void fill(cnt_ahead *a, chunk *c)
 {
 	cnt_slice *at;

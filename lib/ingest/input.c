@@ -130,17 +130,21 @@ void cnt_lines_free(cnt_lines *l)
 
 int cnt_lines_into(cnt_lines *l, cnt_buf *b, size_t step)
 {
-	size_t unread = l->len - l->start;
+	size_t unread = l->len - l->start, was;
 	cnt_buf *to = b != NULL ? b : &l->own;
 
 	if (to == l->into || (b == NULL && l->into == NULL)) {
 		l->step = step;   /* already reading there */
 		return 0;
 	}
+	/* own keeps room for more than max (cnt_lines_read); to's length is
+	 * as it was if it cannot have room */
+	was = to->len;
 	to->len = 0;
-	/* own keeps room for more than max (cnt_lines_read) */
-	if (cnt_buf_reserve(to, b != NULL ? unread + (step ? step : 4096) : unread + l->max + 1) != 0)
+	if (cnt_buf_reserve(to, b != NULL ? unread + (step ? step : 4096) : unread + l->max + 1) != 0) {
+		to->len = was;
 		return -1;
+	}
 	if (unread > 0)
 		memcpy(to->p, l->buf + l->start, unread);
 	l->into = b;

@@ -314,8 +314,8 @@ static void test_long_lines(void)
 }
 
 /* A regular file's chunks are full: 2,048 lines each but the last,
- * though a read of the line reader's own buffer (4 * MAX bytes) holds
- * fewer lines (a pipe's chunk is what has come, test_idle_writer). */
+ * though a read of the line reader's own buffer (64 KiB with this MAX)
+ * holds fewer lines (a pipe's chunk is what has come, test_idle_writer). */
 static void test_full_chunks(void)
 {
 	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT;

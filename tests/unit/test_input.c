@@ -185,9 +185,10 @@ static void test_lines_into(void)
 		n += len;
 		text[n++] = '\n';
 	}
-	fd = unit_file_of(text, n);
-	/* a prefix already read, in the reader's own buffer first */
-	l = cnt_lines_new(fd, "t", 1u << 20, "", 0);
+	/* its first 1,000 bytes already read (a prefix, in the reader's own
+	 * buffer first) */
+	fd = unit_file_of(text + 1000, n - 1000);
+	l = cnt_lines_new(fd, "t", 1u << 20, text, 1000);
 	while (k > 0) {
 		cnt_buf *to = &b[round % 3];
 		size_t step = 1000 + (size_t)round * 37 % 5000, lines = 0;

@@ -104,15 +104,18 @@ static void test_fault_in(void)
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 		size_t n = sizes[k], pages = (n + page - 1) / page;
 		uint8_t *p = cnt_table_alloc(n);
+		int rc;
 
 		CHECK(p != NULL);
 		if (p == NULL)
 			continue;
-		/* a mapping, not touched yet; the heap's was zeroed */
+		/* a mapping, not touched yet; the heap's was zeroed.  A kernel
+		 * before Linux 5.14 cannot: -1, and the table as it was */
 		if (n >= 4u << 20)
 			CHECK(resident(p, n) < pages);
-		CHECK_EQ_INT(cnt_table_fault_in(p, n), 0);
-		if (n >= 4u << 20)
+		rc = cnt_table_fault_in(p, n);
+		CHECK(rc == 0 || (rc == -1 && n >= 4u << 20));
+		if (rc == 0 && n >= 4u << 20)
 			CHECK_EQ_INT(resident(p, n), pages);
 		CHECK(all_zero(p, n));
 		p[0] = p[n - 1] = 1;
