@@ -131,6 +131,37 @@ agree() {
 	[ "${stderr%%$'\n'*}" = "cnt-accumulate: option '--strict' doesn't allow an argument" ]
 }
 
+@test "cnt-rebuild and cnt-canary (sh) show what was typed by the C tools' rule, byte for byte" {
+	local t want long cut
+	# every class of the rule: an escape sequence, a line feed, a tab,
+	# DEL, C1 (U+0085), a line separator, a bidirectional override and
+	# U+061C, a byte that is not UTF-8, a character cut short; kept: a
+	# backslash, a two-byte letter and an emoji
+	local w=$'a\e[31mb\nc\td\x7fe\xc2\x85f\xe2\x80\xa8g\xe2\x80\xaeh\xd8\x9ci\xffj\xe2\x80k\xc3\xbcl\xf0\x9f\x98\x80m\\n'
+	run -2 --separate-stderr cnt-cat "--$w"
+	want=${stderr%%$'\n'*}
+	want=${want#cnt-cat: }
+	[ "$want" = "unrecognized option '--a\\x1b[31mb\\x0ac\\x09d\\x7fe\\xc2\\x85f\\xe2\\x80\\xa8g\\xe2\\x80\\xaeh\\xd8\\x9ci\\xffj\\xe2\\x80k"$'\xc3\xbcl\xf0\x9f\x98\x80m\\n'"'" ]
+	long=$(head -c 5000 /dev/zero | tr '\0' '\033')
+	for t in cnt-rebuild cnt-canary; do
+		run -2 --separate-stderr "$t" "--$w" </dev/null
+		[ -z "$output" ] || { echo "$t wrote to standard output"; return 1; }
+		[ "${stderr%%$'\n'*}" = "$t: $want" ] || { echo "$t: $stderr"; return 1; }
+		[[ ${stderr#*$'\n'} == "usage: $t "* ]]
+		# a file name is shown by the same rule
+		case $t in
+		cnt-rebuild) set -- -b b -w . --buckets x seg ;;
+		cnt-canary) set -- --scratch "$BATS_TEST_TMPDIR/s" ;;
+		esac
+		run -2 --separate-stderr "$t" -d "$BATS_TEST_TMPDIR/no"$'\n\e]0;x\a' "$@"
+		[[ ${stderr%%$'\n'*} == "$t: "*"/no\\x0a\\x1b]0;x\\x07'"* ]] || { echo "$t: $stderr"; return 1; }
+		# a line over 4095 bytes is cut before an escape, with "..."
+		run -2 --separate-stderr "$t" "--$long"
+		cut=${stderr%%$'\n'*}
+		[ "${#cut}" -le 4095 ] && [ "${#cut}" -ge 4088 ] && [[ $cut == *'\x1b...' ]] || { echo "$t: ${#cut}"; return 1; }
+	done
+}
+
 # The check itself: a man page that lost an option, or gained a letter the
 # tool does not have, is reported (so the tests above cannot pass vacuously).
 @test "options.py notices a missing option, a wrong letter and a wrong argument" {
