@@ -37,9 +37,10 @@ LDLIBS    := -lzstd -lz -lsnappy -llzma -lbz2 -lcsv -ljansson -lxxhash $(SODIUM_
 ALLLDFLAGS := $(LDFLAGS) $(SANFLAGS)
 # The tools can be made to fail their N-th allocation (CNT_FAIL_ALLOC=N,
 # lib/base/failalloc.c) so that tests/faults.bats can prove every tool
-# fails cleanly; FAILALLOC=0 builds them without it.
+# fails cleanly, and every fsync of a file or a directory fail
+# (CNT_FAIL_FSYNC=file or dir); FAILALLOC=0 builds them without it.
 FAILALLOC ?= 1
-WRAPS     := malloc calloc realloc strdup strndup posix_memalign mmap
+WRAPS     := malloc calloc realloc strdup strndup posix_memalign mmap fsync
 TOOLLDFLAGS := $(if $(filter 1,$(FAILALLOC)),$(foreach f,$(WRAPS),-Wl$(comma)--wrap=$(f)),)
 
 LIB_SRC   := $(sort $(wildcard lib/*/*.c))

@@ -1202,3 +1202,59 @@ in_open() {
 	check_leftovers cnt-project
 	check_problems
 }
+
+# CNT_FAIL_FSYNC (lib/base/failalloc.c): every fsync of a regular file, or
+# of a directory, fails with EIO.  A tool that exits 0 has put the bytes
+# and the name of each file it wrote on disk (cnt(7), FILES).
+@test "a disk that cannot flush: a file's bytes or its new name not on disk is status 3, never success" {
+	local rc
+	# the bytes: nothing left, no temporary
+	mkdir a
+	rc=0; CNT_FAIL_FSYNC=file cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output a/x.avro \
+		--rejects /dev/null "$EVENTS" 2>err || rc=$?
+	[ "$rc" -eq 3 ] && [ "$(cat err)" = "cnt-ingest: cannot write 'a/x.avro': Input/output error" ] || { cat err; return 1; }
+	[ -z "$(ls -A a)" ]
+	# the name: the file is whole and in place, but the run says it may not
+	# survive a crash
+	rc=0; CNT_FAIL_FSYNC=dir cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output a/x.avro \
+		--rejects /dev/null "$EVENTS" 2>err || rc=$?
+	[ "$rc" -eq 3 ] || { cat err; return 1; }
+	[ "$(cat err)" = "cnt-ingest: 'a/x.avro' is written, but flushing its directory failed (Input/output error): its name may not survive a crash; write it again" ]
+	cmp a/x.avro "$F/archive.avro"
+	[ "$(ls -A a)" = x.avro ]
+	# a bare name: its directory is the working one
+	rc=0; CNT_FAIL_FSYNC=dir cnt-dedup --definitions "$DEFS" --output d.avro "$F/archive.avro" 2>err || rc=$?
+	[ "$rc" -eq 3 ] && grep -q "^cnt-dedup: 'd.avro' is written, but flushing its directory failed" err
+	# the same runs with fsync working succeed: the failures above are the
+	# flushes, not the runs
+	cnt-ingest --keyring "$KEYRING" --definitions "$DEFS" --now "$NOW" --output a/y.avro --rejects /dev/null "$EVENTS"
+	cmp a/y.avro "$F/archive.avro"
+	# a sealed season: each standing is linked to its name and its directory
+	# flushed; when that fails, nothing is sealed
+	rc=0; CNT_FAIL_FSYNC=dir cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed s \
+		--now "$SEAL_NOW" "$F/buckets.avro" 2>err || rc=$?
+	[ "$rc" -eq 3 ] && grep -q "is written, but flushing its directory failed" err || { cat err; return 1; }
+	[ -z "$(files s | grep -v '^\.')" ] || { files s; return 1; }
+	cnt-seal close --definitions "$F/sdefs.json" --season w48 --sealed s --now "$SEAL_NOW" "$F/buckets.avro"
+	diff <(files s) <(files "$F/sealed")
+}
+
+@test "a new ledger's first line flushes its directory too; a later line only the ledger" {
+	local rc
+	cp "$F/deduped.avro" log.avro
+	# m-3307: not yet in retractions.jsonl, so every run appends a line
+	R=(cnt-retract --member m-3307 --tenant acme --counter distance_m --cause fraud --requester t --authority a
+		--now "$SEAL_NOW" --output -)
+	# a new ledger: its name must reach the disk with its first line
+	rc=0; CNT_FAIL_FSYNC=dir "${R[@]}" --ledger new.jsonl log.avro >/dev/null 2>err || rc=$?
+	[ "$rc" -eq 3 ] && [ "$(cat err)" = "cnt-retract: 'new.jsonl' is written, but flushing its directory failed (Input/output error): its name may not survive a crash; write it again" ] ||
+		{ cat err; return 1; }
+	# a ledger that has lines: the directory is not flushed again
+	cp "$F/retractions.jsonl" old.jsonl
+	CNT_FAIL_FSYNC=dir "${R[@]}" --ledger old.jsonl log.avro >/dev/null
+	[ "$(wc -l <old.jsonl)" -eq $(($(wc -l <"$F/retractions.jsonl") + 1)) ]
+	# the line itself not flushed: status 3
+	cp "$F/retractions.jsonl" old2.jsonl
+	rc=0; CNT_FAIL_FSYNC=file "${R[@]}" --ledger old2.jsonl log.avro >/dev/null 2>err || rc=$?
+	[ "$rc" -eq 3 ] && grep -q "^cnt-retract: cannot append to ledger 'old2.jsonl': Input/output error" err || { cat err; return 1; }
+}

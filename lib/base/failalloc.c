@@ -13,12 +13,19 @@
  * Allocations inside the shared libraries (zstd, jansson, ...) are not
  * counted: --wrap only reaches calls that the linker resolves from our
  * objects.
+ *
+ * fsync is wrapped too: with CNT_FAIL_FSYNC=file every fsync of a regular
+ * file fails with EIO, with CNT_FAIL_FSYNC=dir every fsync of a directory
+ * (base/outfile.h, cnt_sync_dir), so that tests/faults.bats can prove a
+ * disk that fails to flush a file, or the name it was given, is reported
+ * and never taken for success.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 void *__real_malloc(size_t n);
@@ -28,6 +35,7 @@ char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_posix_memalign(void **p, size_t align, size_t n);
 void *__real_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off);
+int __real_fsync(int fd);
 
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t k, size_t n);
@@ -36,6 +44,7 @@ char *__wrap_strdup(const char *s);
 char *__wrap_strndup(const char *s, size_t n);
 int __wrap_posix_memalign(void **p, size_t align, size_t n);
 void *__wrap_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off);
+int __wrap_fsync(int fd);
 
 static long fail_at = -1;   /* -1: not yet read from the environment */
 static long count;
@@ -93,4 +102,17 @@ void *__wrap_mmap(void *addr, size_t n, int prot, int flags, int fd, off_t off)
 		return MAP_FAILED;
 	}
 	return __real_mmap(addr, n, prot, flags, fd, off);
+}
+
+int __wrap_fsync(int fd)
+{
+	const char *e = getenv("CNT_FAIL_FSYNC");
+	struct stat st;
+
+	if (e && *e && fstat(fd, &st) == 0 &&
+	    ((strcmp(e, "dir") == 0 && S_ISDIR(st.st_mode)) || (strcmp(e, "file") == 0 && S_ISREG(st.st_mode)))) {
+		errno = EIO;
+		return -1;
+	}
+	return __real_fsync(fd);
 }

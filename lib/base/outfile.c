@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,6 +170,8 @@ int cnt_out_open_temp(cnt_out *o, const char *path, cnt_err *err)
 
 int cnt_out_commit(cnt_out *o, cnt_err *err)
 {
+	int rc;
+
 	if (o->tmp == NULL) {
 		if (o->fd > STDOUT_FILENO && close(o->fd) != 0) {
 			o->fd = -1;
@@ -196,8 +199,48 @@ int cnt_out_commit(cnt_out *o, cnt_err *err)
 	}
 	free(o->tmp);
 	o->tmp = NULL;
+	rc = cnt_sync_dir(o->path, err);
 	free(o->path);
 	o->path = NULL;
+	return rc;
+}
+
+/* The file is in place, but its name may not be on disk. */
+static int sync_failed(cnt_err *err, const char *path, const char *doing, int e)
+{
+	cnt_err_set(err, "'%s' is written, but %s its directory failed (%s): its name may not survive a crash; "
+		"write it again", path, doing, strerror(e));
+	if (err)
+		err->kind = CNT_ERR_IO;
+	return -1;
+}
+
+int cnt_sync_dir(const char *path, cnt_err *err)
+{
+	/* No allocation: the file is in place by now, and running out of
+	 * memory here must not be taken for a failed write. */
+	const char *slash = strrchr(path, '/');
+	size_t n = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
+	char dir[PATH_MAX];
+	int fd, e;
+
+	if (n >= sizeof(dir))
+		return sync_failed(err, path, "naming", ENAMETOOLONG);
+	memcpy(dir, n ? path : ".", n ? n : 1);
+	dir[n ? n : 1] = 0;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e == EACCES)
+			return 0;
+		return sync_failed(err, path, "opening", e);
+	}
+	if (fsync(fd) != 0 && errno != EINVAL) {
+		e = errno;
+		close(fd);
+		return sync_failed(err, path, "flushing", e);
+	}
+	close(fd);
 	return 0;
 }
 
@@ -238,4 +281,13 @@ int cnt_write_all(int fd, const void *p, size_t n)
 		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int cnt_append_durable(int fd, const char *path, const char *what, const char *line, cnt_err *err)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0 || cnt_write_all(fd, line, strlen(line)) != 0 || fsync(fd) != 0)
+		return cnt_err_write(err, errno, "cannot append to %s '%s'", what, path);
+	return st.st_size == 0 ? cnt_sync_dir(path, err) : 0;
 }

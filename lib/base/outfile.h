@@ -37,10 +37,20 @@ int cnt_out_open_direct(cnt_out *o, const char *path, cnt_err *err);
 /* The other part: a temporary beside path, renamed over it by
  * cnt_out_commit, whatever path is by then.  0, or -1 with err set. */
 int cnt_out_open_temp(cnt_out *o, const char *path, cnt_err *err);
-/* Flushes to disk and renames the temporary file into place; closes the
- * descriptor (except standard output).  Returns 0 or -1 with err set (the
- * temporary file is removed then). */
+/* Flushes to disk and renames the temporary file into place, then flushes
+ * the directory (cnt_sync_dir), so that the new name survives a crash as
+ * well as the bytes; closes the descriptor (except standard output).
+ * Returns 0 or -1 with err set: before the rename the temporary file is
+ * removed; a directory that cannot be flushed leaves the complete file
+ * in place, its name not known to be on disk. */
 int cnt_out_commit(cnt_out *o, cnt_err *err);
+
+/* Flushes the directory that holds path ("." for a bare name) to disk:
+ * after a rename, link or create there, the name is then on disk, not
+ * only the bytes it names.  A file system that cannot flush a directory
+ * (EINVAL), or a directory this process may not open (EACCES), is left as
+ * it is, as PostgreSQL does.  0, or -1 with err naming the file. */
+int cnt_sync_dir(const char *path, cnt_err *err);
 /* Removes the temporary file, if any, and closes.  Safe to call twice. */
 void cnt_out_abort(cnt_out *o);
 
@@ -60,5 +70,12 @@ int cnt_fd_owned(int fd);
 
 /* Writes all n bytes to fd, retrying short writes.  0 or -1 (errno set). */
 int cnt_write_all(int fd, const void *p, size_t n);
+
+/* Appends the line to the ledger open on fd (O_APPEND) at path in one
+ * write, then flushes it to disk; a ledger that was empty (just made)
+ * has its directory flushed too (cnt_sync_dir), so that its name is on
+ * disk with its first line.  what names it in a message ("ledger").
+ * 0, or -1 with err set. */
+int cnt_append_durable(int fd, const char *path, const char *what, const char *line, cnt_err *err);
 
 #endif

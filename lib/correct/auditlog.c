@@ -270,7 +270,5 @@ out:
 
 int cnt_auditlog_append(int fd, const char *name, const char *line, cnt_err *err)
 {
-	if (cnt_write_all(fd, line, strlen(line)) != 0 || fsync(fd) != 0)
-		return cnt_err_write(err, errno, "cannot append to audit ledger '%s'", name);
-	return 0;
+	return cnt_append_durable(fd, name, "audit ledger", line, err);
 }

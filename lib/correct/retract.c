@@ -249,9 +249,7 @@ int cnt_retract_ledger_append(int fd, const char *name, const char *line, cnt_er
 {
 	/* One write of the whole line at the end of the file (O_APPEND),
 	 * then fsync: a reader sees the line whole or not at all. */
-	if (cnt_write_all(fd, line, strlen(line)) != 0 || fsync(fd) != 0)
-		return cnt_err_write(err, errno, "cannot append to ledger '%s'", name);
-	return 0;
+	return cnt_append_durable(fd, name, "ledger", line, err);
 }
 
 /* A malloc'd copy of s with a NUL after it, or NULL. */

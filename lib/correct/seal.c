@@ -1200,6 +1200,7 @@ int cnt_seal_commit(cnt_seal_dir *s, void (*reg)(cnt_out *), void (*unreg)(cnt_o
 				cnt_err_write(err, errno, "cannot link '%s'", o->path);
 		} else {
 			o->linked = 1;
+			ok = cnt_sync_dir(o->path, err) == 0;
 		}
 		if (unreg)
 			unreg(&o->out);
