@@ -1,9 +1,10 @@
 /*
- * ahead.c - JSON lines read and parsed ahead (see ahead.h).
+ * ahead.c - JSON lines and CSV read and parsed ahead (see ahead.h).
  */
 #include "ingest/ahead.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +66,14 @@ struct cnt_ahead {
 	uint64_t filled, done;
 	int holding, stop;
 	int regular;                 /* the input is a regular file */
+	/* CSV (cnt_ahead_start_csv): its reader, and the bytes read and not
+	 * yet fed to it, cbuf[cpos .. clen) */
+	cnt_csvin *csv;
+	chunk *cur;                  /* the chunk csv_take() fills */
+	const char *name;
+	int fd, csv_nomem;
+	char *cbuf;
+	size_t ccap, cpos, clen;
 	uint64_t lines_seen, bytes_seen;   /* by the chunks filled, for step_for() */
 	size_t held, peak;           /* what every chunk's buffers hold; the most so far */
 };
@@ -102,6 +111,7 @@ void cnt_ahead_free(cnt_ahead *a)
 		pthread_cond_destroy(&a->cv_free);
 	}
 	cnt_jsonl_free(a->jp);
+	free(a->cbuf);
 	free(a->ch);
 	free(a);
 }
@@ -244,6 +254,163 @@ static void fill(cnt_ahead *a, chunk *c)
 		}
 }
 
+/* ---- CSV ---------------------------------------------------------------- */
+
+/* Bytes a read of CSV asks for. */
+#define CSV_READ ((size_t)64 << 10)
+
+/* A slice's bytes appended to c->bytes; its place kept in the slice, as
+ * its offset + 1 (0 stays NULL, absent), until the bytes stop moving. */
+static int keep_slice(chunk *c, cnt_slice *s)
+{
+	size_t at = c->bytes.len;
+
+	if (s->p == NULL)
+		return 0;
+	if (s->n && cnt_buf_append(&c->bytes, s->p, s->n) != 0)
+		return -1;
+	s->p = (const char *)(uintptr_t)(at + 1);
+	return 0;
+}
+
+static void point_slice(const chunk *c, cnt_slice *s)
+{
+	if (s->p != NULL)
+		s->p = (const char *)c->bytes.p + ((uintptr_t)s->p - 1);
+}
+
+/* cnt_csvin's callback: the row copied into the chunk (its text, its
+ * problem, its event's strings and attrs), pointed at once it is full. */
+static int csv_take(void *ctx, uint64_t no, const cnt_raw_event *ev, const cnt_raw_problem *pb,
+	const char *text, size_t n)
+{
+	cnt_ahead *a = ctx;
+	chunk *c = a->cur;
+	size_t i = c->n;
+	cnt_raw_event *r = &c->raw[i];
+
+	c->off[i] = c->bytes.len;
+	c->line[i].n = n;
+	c->line[i].no = no;
+	c->line[i].overlong = 0;
+	c->pb[i] = *pb;
+	if (n && cnt_buf_append(&c->bytes, text, n) != 0)
+		goto nomem;
+	if (pb->status == CNT_RAW_OK) {
+		int kept = ev->nattrs > 0 && ev->nattrs <= CNT_ATTRS_MAX;
+
+		*r = *ev;
+		if (keep_slice(c, &r->idempotency_key) || keep_slice(c, &r->tenant_id) ||
+		    keep_slice(c, &r->counter_id) || keep_slice(c, &r->member_ref) || keep_slice(c, &r->item) ||
+		    keep_slice(c, &r->subject) || keep_slice(c, &r->signature))
+			goto nomem;
+		c->aoff[i] = c->attrs.len / sizeof(cnt_slice);
+		if (kept && cnt_buf_reserve(&c->attrs, 2 * ev->nattrs * sizeof(cnt_slice)) != 0)
+			goto nomem;
+		for (size_t j = 0; kept && j < 2 * ev->nattrs; j++) {
+			cnt_slice v = j < ev->nattrs ? ev->attr_keys[j] : ev->attr_vals[j - ev->nattrs];
+
+			if (keep_slice(c, &v) != 0)
+				goto nomem;
+			memcpy(c->attrs.p + c->attrs.len, &v, sizeof(v));
+			c->attrs.len += sizeof(v);
+		}
+	}
+	c->n++;
+	return 0;
+nomem:
+	a->csv_nomem = 1;
+	return -1;
+}
+
+/* Fills c with the next rows of the CSV input: fed to the reader at most
+ * as many bytes as the chunk has rows left (a row ends in at least one
+ * byte), one row kept for the last, which the input's end can give. */
+static void fill_csv(cnt_ahead *a, chunk *c)
+{
+	cnt_slice *at;
+	int rc = 0;
+
+	a->cur = c;
+	c->n = 0;
+	c->bytes.len = 0;
+	c->keys.len = 0;
+	c->attrs.len = 0;
+	c->end = 0;
+	while (rc == 0 && c->n < CHUNK_LINES - 1 && c->bytes.len < CHUNK_BYTES) {
+		size_t k = CHUNK_LINES - 1 - c->n;
+
+		if (a->cpos == a->clen) {
+			long got;
+
+			/* rows that have come are judged before the input is
+			 * waited on, as lines are (fill) */
+			if (c->n > 0 && !a->regular)
+				break;
+			pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+			got = cnt_input_read(a->fd, a->name, a->cbuf, a->ccap, &c->err);
+			pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+			if (got < 0) {
+				c->end = -1;
+				break;
+			}
+			if (got == 0) {
+				rc = cnt_csvin_finish(a->csv, csv_take, a, &c->err);
+				c->end = 1;
+				break;
+			}
+			a->cpos = 0;
+			a->clen = (size_t)got;
+		}
+		if (k > a->clen - a->cpos)
+			k = a->clen - a->cpos;
+		rc = cnt_csvin_feed(a->csv, a->cbuf + a->cpos, k, csv_take, a, &c->err);
+		a->cpos += k;
+	}
+	if (rc != 0) {
+		/* the rows before it are handed out, then the error */
+		c->end = -1;
+		if (a->csv_nomem)
+			cnt_err_nomem(&c->err);
+		else
+			cnt_err_prefix(&c->err, "'%s'", a->name);   /* the reader's own: a header, memory */
+	}
+	at = (cnt_slice *)c->attrs.p;
+	for (size_t i = 0; i < c->n; i++) {
+		cnt_raw_event *r = &c->raw[i];
+
+		c->line[i].p = c->bytes.p ? (const char *)c->bytes.p + c->off[i] : "";
+		if (c->pb[i].status != CNT_RAW_OK)
+			continue;
+		point_slice(c, &r->idempotency_key);
+		point_slice(c, &r->tenant_id);
+		point_slice(c, &r->counter_id);
+		point_slice(c, &r->member_ref);
+		point_slice(c, &r->item);
+		point_slice(c, &r->subject);
+		point_slice(c, &r->signature);
+		if (r->nattrs > 0 && r->nattrs <= CNT_ATTRS_MAX) {
+			r->attr_keys = at + c->aoff[i];
+			r->attr_vals = at + c->aoff[i] + r->nattrs;
+			for (size_t j = 0; j < 2 * r->nattrs; j++)
+				point_slice(c, &r->attr_keys[j]);
+		} else {
+			r->attr_keys = r->attr_vals = NULL;
+		}
+		c->koff[i] = c->keys.len;
+		if (cnt_admit_fp_key(r, &c->keys) != 0) {
+			cnt_err_nomem(&c->err);
+			c->end = -1;
+			c->n = i;
+			break;
+		}
+		c->klen[i] = c->keys.len - c->koff[i];
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (c->pb[i].status == CNT_RAW_OK)
+			c->fp[i] = cnt_fp_of_joined(c->keys.p + c->koff[i], c->klen[i]);
+}
+
 /* The memory a chunk's buffers hold. */
 static size_t held(const chunk *c)
 {
@@ -297,7 +464,10 @@ static void *reader(void *arg)
 		}
 		c = &a->ch[a->filled % CHUNKS];
 		pthread_mutex_unlock(&a->mu);
-		fill(a, c);
+		if (a->csv != NULL)
+			fill_csv(a, c);
+		else
+			fill(a, c);
 		end = c->end;
 		pthread_mutex_lock(&a->mu);
 		a->held = a->held - c->held + held(c);
@@ -328,6 +498,42 @@ int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const vo
 	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
 		cnt_lines_free(a->lines);
 		a->lines = NULL;
+		return cnt_err_set(err, "cannot start a thread to read '%s': %s", name, strerror(e));
+	}
+	a->running = 1;
+	return 0;
+}
+
+int cnt_ahead_start_csv(cnt_ahead *a, int fd, const char *name, const void *pre, size_t pren, cnt_err *err)
+{
+	struct stat sb;
+	size_t cap = pren > CSV_READ ? pren : CSV_READ;
+	int e;
+
+	cnt_ahead_stop(a);
+	if (a->ccap < cap) {
+		char *p = realloc(a->cbuf, cap);
+
+		if (p == NULL)
+			return cnt_err_nomem(err);
+		a->cbuf = p;
+		a->ccap = cap;
+	}
+	if ((a->csv = cnt_csvin_new()) == NULL)
+		return cnt_err_nomem(err);
+	if (pren)
+		memcpy(a->cbuf, pre, pren);
+	a->cpos = 0;
+	a->clen = pren;
+	a->fd = fd;
+	a->name = name;
+	a->csv_nomem = 0;
+	a->filled = a->done = 0;
+	a->holding = a->stop = 0;
+	a->regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
+		cnt_csvin_free(a->csv);
+		a->csv = NULL;
 		return cnt_err_set(err, "cannot start a thread to read '%s': %s", name, strerror(e));
 	}
 	a->running = 1;
@@ -398,4 +604,6 @@ void cnt_ahead_stop(cnt_ahead *a)
 	a->running = 0;
 	cnt_lines_free(a->lines);
 	a->lines = NULL;
+	cnt_csvin_free(a->csv);
+	a->csv = NULL;
 }

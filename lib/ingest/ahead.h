@@ -1,6 +1,6 @@
 /*
- * ahead.h - JSON lines read and parsed ahead of admission, on a thread of
- * their own.
+ * ahead.h - JSON lines and CSV read and parsed ahead of admission, on a
+ * thread of their own.
  *
  * Admission is in order and on one thread (the duplicate table, the
  * quotas, the log's order).  Reading the input, cutting it into lines,
@@ -50,6 +50,13 @@ void cnt_ahead_free(cnt_ahead *a);
  * (cnt_lines_new).  0, or -1 with err set. */
 int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
 	cnt_err *err);
+
+/* cnt_ahead_start() for CSV with a header row (cnt_csvin): each row is a
+ * line of the chunk, its text the row's (as the reader gives it), its
+ * number the line the row starts on, never overlong; its event and problem
+ * the reader's.  A header the reader refuses, after the rows before it
+ * (none), is the input's error, named "'name': ...". */
+int cnt_ahead_start_csv(cnt_ahead *a, int fd, const char *name, const void *pre, size_t pren, cnt_err *err);
 
 /* The next chunk, valid until the next call or cnt_ahead_stop: 1 with *c
  * set, 0 at the end of the input, -1 with err set (a read error, or out

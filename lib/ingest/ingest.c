@@ -43,9 +43,8 @@ struct cnt_ingest {
 	uint64_t blank;
 	cnt_event ev;
 	cnt_err *err;                /* the current call's */
-	int cb_failed;               /* a CSV callback set err */
 	cnt_buf text;                /* an Avro record as JSON */
-	cnt_ahead *ahead;            /* JSON lines, read and parsed ahead */
+	cnt_ahead *ahead;            /* JSON lines and CSV, read and parsed ahead */
 };
 
 static int any_approx(const cnt_defs *d)
@@ -263,17 +262,18 @@ static void progress(cnt_ingest *g, uint64_t n)
 		g->cfg.progress(n);
 }
 
-/* ---- JSON lines -------------------------------------------------------------- */
+/* ---- JSON lines and CSV, read ahead ------------------------------------------- */
 
-static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
+/* Judges every line (a CSV row) the read-ahead hands out, started on the
+ * input already; json: blank lines are skipped and overlong ones
+ * rejected (CSV rows are neither). */
+static int judge_ahead(cnt_ingest *g, int json)
 {
 	cnt_raw_problem overlong = {CNT_RAW_MALFORMED, NULL, ""};
 	cnt_ahead_chunk c;
 	int rc = 0, got = 0;
 
 	snprintf(overlong.msg, sizeof(overlong.msg), "line longer than %zu bytes", CNT_INGEST_LINE_MAX);
-	if (cnt_ahead_start(g->ahead, fd, name, CNT_INGEST_LINE_MAX, pre, pren, g->err) != 0)
-		return -1;
 	/* the lines come parsed (ahead.h); the duplicate table's slots are
 	 * prefetched in bursts, one burst ahead of the lines judged */
 	while (rc == 0 && (got = cnt_ahead_next(g->ahead, &c, g->err)) > 0) {
@@ -293,7 +293,7 @@ static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, s
 					if (c.pb[j].status == CNT_RAW_OK)
 						cnt_admit_prefetch_fp(g->adm, c.fp[j]);
 			}
-			if (cnt_line_blank(l)) {
+			if (json && cnt_line_blank(l)) {
 				g->blank++;
 				continue;
 			}
@@ -311,45 +311,18 @@ static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, s
 	return rc == 0 && got < 0 ? -1 : rc;
 }
 
-/* ---- CSV ------------------------------------------------------------------------ */
-
-static int csv_row(void *ctx, uint64_t line, const cnt_raw_event *ev, const cnt_raw_problem *pb,
-	const char *raw, size_t rawn)
+static int read_json(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
 {
-	cnt_ingest *g = ctx;
-	rec_text t = {raw, rawn, 0};
-	int rc = pb->status == CNT_RAW_OK ? judge(g, line, ev, NULL, &t) : reject_unread(g, line, pb, &t);
-
-	progress(g, 1);
-	if (rc != 0)
-		g->cb_failed = 1;
-	return rc;
+	if (cnt_ahead_start(g->ahead, fd, name, CNT_INGEST_LINE_MAX, pre, pren, g->err) != 0)
+		return -1;
+	return judge_ahead(g, 1);
 }
 
 static int read_csv(cnt_ingest *g, int fd, const char *name, const void *pre, size_t pren)
 {
-	static char chunk[1u << 16];
-	cnt_csvin *r = cnt_csvin_new();
-	long got;
-	int rc;
-
-	if (r == NULL)
-		return cnt_err_nomem(g->err);
-	g->cb_failed = 0;
-	rc = cnt_csvin_feed(r, pre, pren, csv_row, g, g->err);
-	while (rc == 0 && (got = cnt_input_read(fd, name, chunk, sizeof(chunk), g->err)) != 0) {
-		if (got < 0) {
-			cnt_csvin_free(r);
-			return -1;
-		}
-		rc = cnt_csvin_feed(r, chunk, (size_t)got, csv_row, g, g->err);
-	}
-	if (rc == 0)
-		rc = cnt_csvin_finish(r, csv_row, g, g->err);
-	cnt_csvin_free(r);
-	if (rc != 0 && !g->cb_failed)
-		cnt_err_prefix(g->err, "'%s'", name);   /* the reader's own: a header, memory */
-	return rc ? -1 : 0;
+	if (cnt_ahead_start_csv(g->ahead, fd, name, pre, pren, g->err) != 0)
+		return -1;
+	return judge_ahead(g, 0);
 }
 
 /* ---- Avro ------------------------------------------------------------------------ */

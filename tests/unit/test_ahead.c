@@ -1,5 +1,5 @@
 /*
- * test_ahead.c - JSON lines read and parsed ahead (lib/ingest/ahead.h):
+ * test_ahead.c - JSON lines and CSV read and parsed ahead (lib/ingest/ahead.h):
  * what it hands out is what the line reader and the parser give one line
  * at a time; lines that have come are not held back for the input to go
  * on; stopping does not wait for an idle writer.
@@ -107,6 +107,13 @@ static int file_of(const cnt_buf *text, size_t max, cnt_buf *want)
 	return fd;
 }
 
+/* through() reads CSV (cnt_ahead_start_csv), with these bytes as read
+ * already, when csv_mode is set. */
+static int csv_mode;
+static const char *csv_pre = "";
+static size_t csv_pren;
+static cnt_err through_err;   /* through()'s error, when it returns -1 */
+
 /* Every line of fd through a, as describe() has it; *chunks counted. */
 static int through(cnt_ahead *a, int fd, size_t max, cnt_buf *out, int *chunks)
 {
@@ -115,13 +122,15 @@ static int through(cnt_ahead *a, int fd, size_t max, cnt_buf *out, int *chunks)
 	int rc;
 
 	*chunks = 0;
-	if (cnt_ahead_start(a, fd, "t", max, "", 0, &err) != 0)
+	if ((csv_mode ? cnt_ahead_start_csv(a, fd, "t", csv_pre, csv_pren, &err)
+	              : cnt_ahead_start(a, fd, "t", max, "", 0, &err)) != 0)
 		return -2;
 	while ((rc = cnt_ahead_next(a, &c, &err)) > 0) {
 		(*chunks)++;
 		for (size_t i = 0; i < c.n; i++)
 			describe(out, &c.line[i], &c.raw[i], &c.pb[i], &c.fp[i]);
 	}
+	through_err = err;
 	/* the end stays the end */
 	CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), rc);
 	cnt_ahead_stop(a);
@@ -425,15 +434,17 @@ static void test_held(void)
 	cnt_buf_release(&got);
 }
 
-/* A writer that sends two lines, then holds the pipe open until told. */
+/* A writer that sends two lines (or what two says), then holds the pipe
+ * open until told. */
 struct idle {
 	int fd, go[2];
+	const char *two;
 };
 
 static void *write_idle(void *arg)
 {
 	struct idle *w = arg;
-	const char *two = "{\"idempotency_key\":\"a\"}\nnot json\n";
+	const char *two = w->two ? w->two : "{\"idempotency_key\":\"a\"}\nnot json\n";
 	char c;
 
 	if (write(w->fd, two, strlen(two)) != (ssize_t)strlen(two))
@@ -462,6 +473,7 @@ static void test_idle_writer(void)
 		return;
 	}
 	w.fd = p[1];
+	w.two = NULL;
 	alarm(30);   /* a reader that waits for the writer would hang: fail instead */
 	pthread_create(&t, NULL, write_idle, &w);
 	CHECK_EQ_INT(cnt_ahead_start(a, p[0], "pipe", MAX, "", 0, &err), 0);
@@ -505,6 +517,172 @@ static void test_idle_writer(void)
 	cnt_ahead_free(a);   /* stops the last input itself */
 }
 
+/* What cnt_csvin gives for text fed whole, row by row, as describe()
+ * has it (a row is a line: its text, the line it starts on). */
+static int csv_row(void *ctx, uint64_t no, const cnt_raw_event *ev, const cnt_raw_problem *pb,
+	const char *text, size_t n)
+{
+	cnt_line l = {text, n, no, 0};
+	cnt_fp fp = {0, 0};
+
+	if (pb->status == CNT_RAW_OK)
+		fp = cnt_admit_fp(ev);
+	describe(ctx, &l, ev, pb, &fp);
+	return 0;
+}
+
+static int csv_whole(const cnt_buf *text, cnt_buf *out, cnt_err *err)
+{
+	cnt_csvin *r = cnt_csvin_new();
+	int rc = cnt_csvin_feed(r, text->p, text->len, csv_row, out, err);
+
+	if (rc == 0)
+		rc = cnt_csvin_finish(r, csv_row, out, err);
+	cnt_csvin_free(r);
+	return rc;
+}
+
+/* CSV read ahead: 20,000 rows of every kind (events with attrs columns,
+ * quoted cells holding commas, quotes and newlines, so that a row spans
+ * lines; rows of the wrong shape, 5,000 of them two bytes long; bad
+ * fields; blank lines; CRLF), one row over 1 MiB,
+ * and a last row without its newline: the same rows, line numbers,
+ * events and problems as cnt_csvin fed the whole text at once, from a
+ * file (full chunks), with bytes read already, and from a pipe.  A
+ * header the reader refuses is the input's error, named; a read error
+ * too.  Rows that have come are not held back for an idle writer. */
+static void test_csv(void)
+{
+	cnt_buf text = CNT_BUF_INIT, want = CNT_BUF_INIT, got = CNT_BUF_INIT;
+	cnt_ahead *a = cnt_ahead_new();
+	cnt_err err;
+	int fd, chunks;
+	static const char head[] = "idempotency_key,tenant_id,counter_id,member_ref,delta,event_time,attrs.region,"
+		"attrs.device\r\n";
+
+	cnt_buf_append(&text, head, sizeof(head) - 1);
+	for (int i = 0; i < 20000; i++) {
+		char row[512];
+
+		switch (i % 8) {
+		case 0: snprintf(row, sizeof(row), "k%d,acme,distance_m,m%d\n", i, i); break;   /* too few cells */
+		case 1: snprintf(row, sizeof(row), "\n"); break;
+		case 2: snprintf(row, sizeof(row), "k%d,acme,distance_m,m%d,x,2026-03-01T10:00:00Z,eu,ios\n", i, i); break;
+		case 3: snprintf(row, sizeof(row), "\"k\"\"%d\",acme,\"distance,m\",\"m\n%d\",%d,1772359200000,"
+			"\"e\r\nu\",\r\n", i, i % 7, i); break;
+		default: snprintf(row, sizeof(row), "k%d,acme,distance_m,m%d,%d,%d,eu,%s\n", i, i % 101, i,
+			1772359200 + i, i % 2 ? "ios" : ""); break;
+		}
+		cnt_buf_append(&text, row, strlen(row));
+		if (i == 5000)   /* rows of two bytes: the most a chunk's bytes can end */
+			for (int j = 0; j < 5000; j++)
+				cnt_buf_append(&text, "x\n", 2);
+		if (i == 12345) {
+			cnt_buf_append(&text, "k-long,acme,distance_m,", 23);
+			for (int j = 0; j < (1 << 20) + 100; j++)
+				cnt_buf_append(&text, "m", 1);
+			cnt_buf_append(&text, ",1,1772359200000,eu,ios\n", 25);
+		}
+	}
+	cnt_buf_append(&text, "k-last,acme,distance_m,m1,1,1772359200000,eu,ios", 48);
+	CHECK_EQ_INT(csv_whole(&text, &want, &err), 0);
+	CHECK(want.len > text.len / 2);
+	{
+		/* the comparison covers events, not only problems */
+		size_t ok = 0;
+
+		for (const char *q = (const char *)want.p; q < (const char *)want.p + want.len &&
+		     (q = memmem(q, want.len - (size_t)(q - (const char *)want.p), " => 0 ", 6)) != NULL; q++)
+			ok++;
+		CHECK(ok > 20000 / 2);
+	}
+	if (a == NULL)
+		CHECK(0);
+	csv_mode = 1;
+	fd = unit_file_of((const char *)text.p, text.len);
+	CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
+	/* 22,502 rows (a blank line is none), at most 2,048 a chunk */
+	CHECK(chunks >= 11);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	/* the first bytes read already (as cnt-ingest's sniffing does) */
+	got.len = 0;
+	csv_pre = (const char *)text.p;
+	csv_pren = 70000;
+	lseek(fd, (off_t)csv_pren, SEEK_SET);
+	CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), 0);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	csv_pre = "";
+	csv_pren = 0;
+	close(fd);
+	/* from a pipe */
+	got.len = 0;
+	CHECK_EQ_INT(through_pipe(a, &text, MAX, &got, &chunks), 0);
+	CHECK(got.len == want.len && memcmp(got.p, want.p, want.len) == 0);
+	/* a header the reader refuses: the input's error, named */
+	got.len = 0;
+	fd = unit_file_of("tenant_id,tenant_id\nx,y\n", 24);
+	CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), -1);
+	CHECK_EQ_INT(got.len, 0);
+	CHECK(strncmp(through_err.msg, "'t': ", 5) == 0);
+	close(fd);
+	/* an empty input: no rows, no error, as the reader fed nothing says */
+	want.len = got.len = 0;
+	{
+		cnt_buf empty = CNT_BUF_INIT;
+		int whole = csv_whole(&empty, &want, &err);
+
+		fd = unit_file_of("", 0);
+		CHECK_EQ_INT(through(a, fd, MAX, &got, &chunks), whole);
+		close(fd);
+	}
+	csv_mode = 0;
+	/* rows that have come are handed out while the writer is idle, and
+	 * stopping then does not wait for it */
+	{
+		struct idle w;
+		cnt_ahead_chunk c;
+		pthread_t t;
+		int p[2];
+
+		if (pipe(p) != 0 || pipe(w.go) != 0)
+			CHECK(0);
+		w.fd = p[1];
+		w.two = "idempotency_key,tenant_id\nk1,acme\n\"k\n2\",acme\n";
+		alarm(30);
+		pthread_create(&t, NULL, write_idle, &w);
+		CHECK_EQ_INT(cnt_ahead_start_csv(a, p[0], "pipe", "", 0, &err), 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), 1);
+		CHECK_EQ_INT(c.n, 2);
+		CHECK_EQ_INT(c.line[1].no, 3);
+		CHECK(c.pb[1].status == CNT_RAW_OK && c.raw[1].idempotency_key.n == 3 &&
+		      memcmp(c.raw[1].idempotency_key.p, "k\n2", 3) == 0);
+		usleep(50 * 1000);
+		cnt_ahead_stop(a);
+		alarm(0);
+		if (write(w.go[1], "x", 1) != 1)
+			CHECK(0);
+		pthread_join(t, NULL);
+		close(p[0]);
+		close(w.go[0]);
+		close(w.go[1]);
+	}
+	/* a read error */
+	{
+		int wo = open("/dev/null", O_WRONLY);
+		cnt_ahead_chunk c;
+
+		CHECK_EQ_INT(cnt_ahead_start_csv(a, wo, "w.csv", "", 0, &err), 0);
+		CHECK_EQ_INT(cnt_ahead_next(a, &c, &err), -1);
+		CHECK(strncmp(err.msg, "cannot read 'w.csv': ", 21) == 0);
+		cnt_ahead_stop(a);
+		close(wo);
+	}
+	cnt_ahead_free(a);
+	cnt_buf_release(&text);
+	cnt_buf_release(&want);
+	cnt_buf_release(&got);
+}
+
 int main(void)
 {
 	RUN(test_same_as_one_at_a_time);
@@ -512,5 +690,6 @@ int main(void)
 	RUN(test_full_chunks);
 	RUN(test_held);
 	RUN(test_idle_writer);
+	RUN(test_csv);
 	return unit_report("test_ahead");
 }
