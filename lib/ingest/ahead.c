@@ -482,33 +482,40 @@ static void *reader(void *arg)
 	}
 }
 
-int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
-	cnt_err *err)
+/* Starts the reading thread on fd, whose reader (lines or csv) is made:
+ * 0, or -1 with err set and the reader freed. */
+static int launch(cnt_ahead *a, int fd, const char *name, cnt_err *err)
 {
 	struct stat sb;
 	int e;
 
-	cnt_ahead_stop(a);
-	if ((a->lines = cnt_lines_new(fd, name, max, pre, pren)) == NULL)
-		return cnt_err_nomem(err);
 	a->filled = a->done = 0;
 	a->holding = a->stop = 0;
 	a->regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-	a->lines_seen = a->bytes_seen = 0;
 	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
 		cnt_lines_free(a->lines);
 		a->lines = NULL;
+		cnt_csvin_free(a->csv);
+		a->csv = NULL;
 		return cnt_err_set(err, "cannot start a thread to read '%s': %s", name, strerror(e));
 	}
 	a->running = 1;
 	return 0;
 }
 
+int cnt_ahead_start(cnt_ahead *a, int fd, const char *name, size_t max, const void *pre, size_t pren,
+	cnt_err *err)
+{
+	cnt_ahead_stop(a);
+	if ((a->lines = cnt_lines_new(fd, name, max, pre, pren)) == NULL)
+		return cnt_err_nomem(err);
+	a->lines_seen = a->bytes_seen = 0;
+	return launch(a, fd, name, err);
+}
+
 int cnt_ahead_start_csv(cnt_ahead *a, int fd, const char *name, const void *pre, size_t pren, cnt_err *err)
 {
-	struct stat sb;
 	size_t cap = pren > CSV_READ ? pren : CSV_READ;
-	int e;
 
 	cnt_ahead_stop(a);
 	if (a->ccap < cap) {
@@ -528,16 +535,7 @@ int cnt_ahead_start_csv(cnt_ahead *a, int fd, const char *name, const void *pre,
 	a->fd = fd;
 	a->name = name;
 	a->csv_nomem = 0;
-	a->filled = a->done = 0;
-	a->holding = a->stop = 0;
-	a->regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-	if ((e = pthread_create(&a->thread, NULL, reader, a)) != 0) {
-		cnt_csvin_free(a->csv);
-		a->csv = NULL;
-		return cnt_err_set(err, "cannot start a thread to read '%s': %s", name, strerror(e));
-	}
-	a->running = 1;
-	return 0;
+	return launch(a, fd, name, err);
 }
 
 /* What the input's end is, once every line was handed out: 0 or -1. */

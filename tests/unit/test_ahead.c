@@ -456,6 +456,22 @@ static void *write_idle(void *arg)
 	return NULL;
 }
 
+/* Stops a, whose thread waits on the pipe (read end rd) that w writes,
+ * while w is still idle; then lets w end.  (The caller's alarm(30) is
+ * ended: a stop that waited for the writer would have hung.) */
+static void stop_while_idle(cnt_ahead *a, struct idle *w, pthread_t t, int rd)
+{
+	usleep(50 * 1000);
+	cnt_ahead_stop(a);
+	alarm(0);
+	if (write(w->go[1], "x", 1) != 1)
+		CHECK(0);
+	pthread_join(t, NULL);
+	close(rd);
+	close(w->go[0]);
+	close(w->go[1]);
+}
+
 /* Lines that have come are handed out while the writer is idle; stopping
  * then, with the thread waiting on the pipe, does not wait for the writer;
  * and the reader is reusable afterwards. */
@@ -483,15 +499,7 @@ static void test_idle_writer(void)
 	CHECK_EQ_INT(c.pb[0].status, CNT_RAW_OK);
 	CHECK_EQ_INT(c.pb[1].status, CNT_RAW_MALFORMED);
 	/* the thread now waits on the pipe; the writer is still idle */
-	usleep(50 * 1000);
-	cnt_ahead_stop(a);
-	alarm(0);
-	if (write(w.go[1], "x", 1) != 1)
-		CHECK(0);
-	pthread_join(t, NULL);
-	close(p[0]);
-	close(w.go[0]);
-	close(w.go[1]);
+	stop_while_idle(a, &w, t, p[0]);
 	/* a read error: a descriptor open for writing only */
 	{
 		int wo = open("/dev/null", O_WRONLY);
@@ -656,15 +664,7 @@ static void test_csv(void)
 		CHECK_EQ_INT(c.line[1].no, 3);
 		CHECK(c.pb[1].status == CNT_RAW_OK && c.raw[1].idempotency_key.n == 3 &&
 		      memcmp(c.raw[1].idempotency_key.p, "k\n2", 3) == 0);
-		usleep(50 * 1000);
-		cnt_ahead_stop(a);
-		alarm(0);
-		if (write(w.go[1], "x", 1) != 1)
-			CHECK(0);
-		pthread_join(t, NULL);
-		close(p[0]);
-		close(w.go[0]);
-		close(w.go[1]);
+		stop_while_idle(a, &w, t, p[0]);
 	}
 	/* a read error */
 	{
