@@ -275,8 +275,11 @@ static int keep_slice(chunk *c, cnt_slice *s)
 
 static void point_slice(const chunk *c, cnt_slice *s)
 {
+	/* a chunk of empty strings only has no memory: "" stands for it */
+	const char *base = c->bytes.p ? (const char *)c->bytes.p : "";
+
 	if (s->p != NULL)
-		s->p = (const char *)c->bytes.p + ((uintptr_t)s->p - 1);
+		s->p = base + ((uintptr_t)s->p - 1);
 }
 
 /* cnt_csvin's callback: the row copied into the chunk (its text, its
