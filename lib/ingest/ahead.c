@@ -259,18 +259,19 @@ static void fill(cnt_ahead *a, chunk *c)
 /* Bytes a read of CSV asks for. */
 #define CSV_READ ((size_t)64 << 10)
 
-/* A slice's bytes appended to c->bytes; its place kept in the slice, as
- * its offset + 1 (0 stays NULL, absent), until the bytes stop moving. */
-static int keep_slice(chunk *c, cnt_slice *s)
+/* A slice's bytes appended to c->bytes, room made already; its place
+ * kept in the slice, as its offset + 1 (0 stays NULL, absent), until the
+ * bytes stop moving. */
+static void keep_slice(chunk *c, cnt_slice *s)
 {
 	size_t at = c->bytes.len;
 
 	if (s->p == NULL)
-		return 0;
-	if (s->n && cnt_buf_append(&c->bytes, s->p, s->n) != 0)
-		return -1;
+		return;
+	if (s->n)
+		memcpy(c->bytes.p + at, s->p, s->n);
+	c->bytes.len += s->n;
 	s->p = (const char *)(uintptr_t)(at + 1);
-	return 0;
 }
 
 static void point_slice(const chunk *c, cnt_slice *s)
@@ -292,38 +293,50 @@ static int csv_take(void *ctx, uint64_t no, const cnt_raw_event *ev, const cnt_r
 	size_t i = c->n;
 	cnt_raw_event *r = &c->raw[i];
 
+	int ok = pb->status == CNT_RAW_OK;
+	int kept = ok && ev->nattrs > 0 && ev->nattrs <= CNT_ATTRS_MAX;
+	size_t need = n;
+
+	/* room for the row's text and strings made once */
+	if (ok) {
+		need += ev->idempotency_key.n + ev->tenant_id.n + ev->counter_id.n + ev->member_ref.n + ev->item.n +
+			ev->subject.n + ev->signature.n;
+		for (size_t j = 0; kept && j < ev->nattrs; j++)
+			need += ev->attr_keys[j].n + ev->attr_vals[j].n;
+	}
+	if (cnt_buf_reserve(&c->bytes, need) != 0 ||
+	    (kept && cnt_buf_reserve(&c->attrs, 2 * ev->nattrs * sizeof(cnt_slice)) != 0)) {
+		a->csv_nomem = 1;
+		return -1;
+	}
 	c->off[i] = c->bytes.len;
 	c->line[i].n = n;
 	c->line[i].no = no;
 	c->line[i].overlong = 0;
 	c->pb[i] = *pb;
-	if (n && cnt_buf_append(&c->bytes, text, n) != 0)
-		goto nomem;
-	if (pb->status == CNT_RAW_OK) {
-		int kept = ev->nattrs > 0 && ev->nattrs <= CNT_ATTRS_MAX;
-
+	if (n)
+		memcpy(c->bytes.p + c->bytes.len, text, n);
+	c->bytes.len += n;
+	if (ok) {
 		*r = *ev;
-		if (keep_slice(c, &r->idempotency_key) || keep_slice(c, &r->tenant_id) ||
-		    keep_slice(c, &r->counter_id) || keep_slice(c, &r->member_ref) || keep_slice(c, &r->item) ||
-		    keep_slice(c, &r->subject) || keep_slice(c, &r->signature))
-			goto nomem;
+		keep_slice(c, &r->idempotency_key);
+		keep_slice(c, &r->tenant_id);
+		keep_slice(c, &r->counter_id);
+		keep_slice(c, &r->member_ref);
+		keep_slice(c, &r->item);
+		keep_slice(c, &r->subject);
+		keep_slice(c, &r->signature);
 		c->aoff[i] = c->attrs.len / sizeof(cnt_slice);
-		if (kept && cnt_buf_reserve(&c->attrs, 2 * ev->nattrs * sizeof(cnt_slice)) != 0)
-			goto nomem;
 		for (size_t j = 0; kept && j < 2 * ev->nattrs; j++) {
 			cnt_slice v = j < ev->nattrs ? ev->attr_keys[j] : ev->attr_vals[j - ev->nattrs];
 
-			if (keep_slice(c, &v) != 0)
-				goto nomem;
+			keep_slice(c, &v);
 			memcpy(c->attrs.p + c->attrs.len, &v, sizeof(v));
 			c->attrs.len += sizeof(v);
 		}
 	}
 	c->n++;
 	return 0;
-nomem:
-	a->csv_nomem = 1;
-	return -1;
 }
 
 /* Fills c with the next rows of the CSV input: fed to the reader at most
