@@ -56,6 +56,7 @@ UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 UNITS     := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 REPLAYS   := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/replay_%)
+FUZZ_HDR  := $(wildcard tests/fuzz/*.h)
 MAN1      := $(sort $(wildcard man/*.1))
 MAN5      := $(sort $(wildcard man/*.5))
 MAN7      := $(sort $(wildcard man/*.7))
@@ -112,7 +113,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c tests/unit/unit.h $(BUILD)/libcnt.a $
 
 # Fuzz targets are also linked against a plain driver that replays a corpus,
 # so the test command exercises them without libFuzzer.
-$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libcnt.a
+$(BUILD)/tests/replay_%: tests/fuzz/%.c tests/fuzz/replay.c $(FUZZ_HDR) $(BUILD)/libcnt.a $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(ALLCFLAGS) $(ALLLDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libcnt.a $(LDLIBS)

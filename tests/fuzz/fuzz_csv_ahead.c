@@ -24,8 +24,8 @@
  *              read already: [3] + 256 * ([4] & 127), times 16 when bit
  *              7 of [4] is set (at most the text);
  *   [5] to [7] the seed of the pipe's pieces.
- * The pipe is one page long and each piece written only once it is empty
- * (as fuzz_lines.c does it), so every read ends where the fuzzer chose.
+ * The pipe is fuzz_pipe.h's, as in fuzz_lines.c: every read ends where
+ * the fuzzer chose.
  *
  * The oracle is cnt_csvin fed the whole text, then finished, every row
  * kept (a deep copy).  Every chunk's rows are the oracle's, in order, none
@@ -39,11 +39,6 @@
  * returned one, after all its rows, its message the oracle's after
  * "'fuzz': ".
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +47,7 @@
 
 #include "base/buf.h"
 #include "fuzz_input.h"
+#include "fuzz_pipe.h"
 #include "ingest/admit.h"
 #include "ingest/ahead.h"
 #include "ingest/rawevent.h"
@@ -61,17 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define HEAD 8
 #define TEXT_MAX ((size_t)128 << 10)
 #define TEXT_LONG ((size_t)2 << 20)
-#define PIECES_MAX 512
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* ---- the oracle ------------------------------------------------------- */
 
@@ -225,65 +211,6 @@ static void check_row(oracle *o, const cnt_ahead_chunk *c, size_t j)
 	CHECK(c->fp[j].hi == r->fp.hi && c->fp[j].lo == r->fp.lo);
 }
 
-/* ---- the input, through a pipe (as fuzz_lines.c) ------------------------ */
-
-typedef struct writer {
-	int fd;
-	const char *p;
-	size_t n;
-	uint64_t seed;
-} writer;
-
-static size_t piece_size(uint64_t *s)
-{
-	uint64_t r = rnd(s);
-
-	switch (r & 3) {
-	case 0: return 1 + (size_t)(r >> 8) % 8;
-	case 1: return 1 + (size_t)(r >> 8) % 64;
-	case 2: return 1 + (size_t)(r >> 8) % 512;
-	default: return 1 + (size_t)(r >> 8) % 4096;
-	}
-}
-
-/* Writes the text a piece at a time, each once the one-page pipe is
- * empty. */
-static void *write_pieces(void *arg)
-{
-	writer *w = arg;
-	size_t at = 0;
-
-	while (at < w->n) {
-		size_t k = piece_size(&w->seed), done = 0;
-		struct pollfd pf = {w->fd, POLLOUT, 0};
-
-		if (k < w->n / PIECES_MAX)
-			k = w->n / PIECES_MAX;
-		if (k > 4096)
-			k = 4096;
-		if (k > w->n - at)
-			k = w->n - at;
-		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
-			break;
-		if (pf.revents & (POLLERR | POLLHUP))
-			break;
-		if (!(pf.revents & POLLOUT))
-			continue;
-		while (done < k) {
-			ssize_t got = write(w->fd, w->p + at + done, k - done);
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				goto out;
-			done += (size_t)got;
-		}
-		at += k;
-	}
-out:
-	close(w->fd);
-	return NULL;
-}
 
 /* ---- the run ------------------------------------------------------------ */
 
@@ -320,9 +247,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cnt_csvin *in;
 	cnt_ahead_chunk c;
 	cnt_err oerr, err;
-	pthread_t wt;
-	writer w;
-	int orc, rc, fd = -1, writing = 0;
+	fuzz_pipe w = {0};
+	int orc, rc, fd = -1;
 
 	if (size > 0)
 		memcpy(h, data, size < HEAD ? size : HEAD);
@@ -363,27 +289,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 
 	if (h[0] & 1) {
-		int p[2];
+		uint64_t seed = (uint64_t)h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16;
 
-		signal(SIGPIPE, SIG_IGN);
-		if (pipe2(p, O_CLOEXEC) != 0)
+		if ((fd = fuzz_pipe_start(&w, text + pn, len - pn, seed)) < 0)
 			goto out;
-		if (fcntl(p[1], F_SETPIPE_SZ, 4096) < 0) {
-			close(p[0]);
-			close(p[1]);
-			goto out;
-		}
-		w.fd = p[1];
-		w.p = text + pn;
-		w.n = len - pn;
-		w.seed = ((uint64_t)h[5] | (uint64_t)h[6] << 8 | (uint64_t)h[7] << 16) ^ UINT64_C(0x5bd1e995);
-		if (pthread_create(&wt, NULL, write_pieces, &w) != 0) {
-			close(p[0]);
-			close(p[1]);
-			goto out;
-		}
-		writing = 1;
-		fd = p[0];
 	} else if ((fd = fuzz_input_fd("csv", (const uint8_t *)text + pn, len - pn)) < 0) {
 		goto out;
 	}
@@ -407,8 +316,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cnt_ahead_stop(a);
 	}
 	close(fd);   /* a writer not done yet fails on it and ends */
-	if (writing)
-		pthread_join(wt, NULL);
+	fuzz_pipe_join(&w);
 out:
 	oracle_free(&o);
 	free(text);

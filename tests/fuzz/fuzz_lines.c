@@ -17,9 +17,9 @@
  *                  already (at most the limit);
  *   [5] to [7]     the seed of the choices made on the way (the pipe's
  *                  pieces, steps, buffers, when to stop a round).
- * The pipe is made one page long and each piece written only once the
- * pipe is empty (poll's POLLOUT on a one-page pipe), so every read ends
- * where the fuzzer chose and a run is the same every time.
+ * The pipe is fuzz_pipe.h's: one page long, each piece written only once
+ * it is empty, so every read ends where the fuzzer chose and a run is the
+ * same every time.
  *
  * Drivers: 0, cnt_lines_read() into the reader's own buffer, with
  * cnt_lines_take() now and then; 1 and 3, rounds as ahead.c's fill()
@@ -45,11 +45,6 @@
  * or overlong parses (status, problem, fields, attrs, fingerprint) as
  * cnt_jsonl_parse() parses the oracle's line; the others are MALFORMED.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +52,7 @@
 
 #include "base/buf.h"
 #include "fuzz_input.h"
+#include "fuzz_pipe.h"
 #include "ingest/admit.h"
 #include "ingest/ahead.h"
 #include "ingest/input.h"
@@ -67,18 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define HEAD 8
 #define TEXT_MAX ((size_t)1 << 18)
 /* reads a text is delivered in, about, at most */
-#define PIECES_MAX 512
 #define BATCH_MAX 32
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
-}
 
 /* ---- the oracle ------------------------------------------------------- */
 
@@ -156,64 +142,6 @@ static size_t check_line(oracle *o, const cnt_line *g)
 	return i;
 }
 
-/* ---- the input, through a pipe ------------------------------------------ */
-
-typedef struct writer {
-	int fd;
-	const char *p;
-	size_t n;
-	uint64_t seed;
-} writer;
-
-static size_t piece_size(uint64_t *s)
-{
-	uint64_t r = rnd(s);
-
-	switch (r & 3) {
-	case 0: return 1 + (size_t)(r >> 8) % 8;
-	case 1: return 1 + (size_t)(r >> 8) % 64;
-	case 2: return 1 + (size_t)(r >> 8) % 512;
-	default: return 1 + (size_t)(r >> 8) % 4096;
-	}
-}
-
-/* Writes the text a piece at a time, each once the pipe is empty: the
- * pipe is one page long, and writable only while it holds nothing (a
- * piece of up to a page fills its one buffer). */
-static void *write_pieces(void *arg)
-{
-	writer *w = arg;
-	size_t at = 0;
-
-	while (at < w->n) {
-		size_t k = piece_size(&w->seed), done = 0;
-		struct pollfd pf = {w->fd, POLLOUT, 0};
-
-		if (k < w->n / PIECES_MAX)
-			k = w->n / PIECES_MAX;   /* a long text in fewer pieces: fast */
-		if (k > w->n - at)
-			k = w->n - at;
-		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
-			break;
-		if (pf.revents & (POLLERR | POLLHUP))
-			break;
-		if (!(pf.revents & POLLOUT))
-			continue;
-		while (done < k) {
-			ssize_t got = write(w->fd, w->p + at + done, k - done);
-
-			if (got < 0 && errno == EINTR)
-				continue;
-			if (got <= 0)
-				goto out;
-			done += (size_t)got;
-		}
-		at += k;
-	}
-out:
-	close(w->fd);
-	return NULL;
-}
 
 /* ---- drivers ---------------------------------------------------------- */
 
@@ -227,7 +155,7 @@ typedef struct run {
 /* A step for cnt_lines_into(); a long text's are not tiny (fast). */
 static size_t step_size(uint64_t *s, size_t len)
 {
-	uint64_t r = rnd(s);
+	uint64_t r = fuzz_rnd(s);
 	size_t step;
 
 	switch (r % 5) {
@@ -237,7 +165,7 @@ static size_t step_size(uint64_t *s, size_t len)
 	case 3: step = 1 + (size_t)(r >> 8) % 4096; break;
 	default: step = 4096 + (size_t)(r >> 8) % 8192; break;
 	}
-	return step < len / PIECES_MAX ? len / PIECES_MAX : step;
+	return step < len / FUZZ_PIECES_MAX ? len / FUZZ_PIECES_MAX : step;
 }
 
 static off_t fd_pos(const run *r)
@@ -271,7 +199,7 @@ static void drive_own(run *r, cnt_lines *l)
 	long k;
 
 	for (;;) {
-		if (rnd(&r->seed) % 4 == 0) {
+		if (fuzz_rnd(&r->seed) % 4 == 0) {
 			size_t t = cnt_lines_take(l, got, r->batch);
 
 			CHECK(t <= r->batch);
@@ -325,7 +253,7 @@ static void drive_into(run *r, cnt_lines *l)
 	if (h.idx == NULL || h.off == NULL || h.n == NULL || h.overlong == NULL)
 		goto done;
 	while (!end) {
-		uint64_t c = rnd(&r->seed);
+		uint64_t c = fuzz_rnd(&r->seed);
 		cnt_buf *to = c % 4 == 3 ? NULL : &b[c % 4];
 		size_t limit = 1 + (size_t)(c >> 8) % 64, lines = 0;
 
@@ -341,9 +269,9 @@ static void drive_into(run *r, cnt_lines *l)
 			CHECK((size_t)k <= room);
 			if (k == 0) {
 				/* a pipe's round ends with what has come, sometimes */
-				if (lines > 0 && rnd(&r->seed) % 3 == 0)
+				if (lines > 0 && fuzz_rnd(&r->seed) % 3 == 0)
 					break;
-				if (rnd(&r->seed) % 2 == 0)
+				if (fuzz_rnd(&r->seed) % 2 == 0)
 					CHECK(cnt_lines_into(l, to, step_size(&r->seed, r->o.len)) == 0);   /* the same buffer */
 				if ((k = read_lines(r, l, got, room)) == 0) {
 					end = 1;
@@ -457,11 +385,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text;
 	run r;
 	cnt_lines *l = NULL;
-	pthread_t wt;
-	writer w;
-	int pipe_in, driver, writing = 0;
+	fuzz_pipe w = {0};
+	int pipe_in, driver;
 
-	memset(&wt, 0, sizeof(wt));
 	if (size > 0)
 		memcpy(h, data, size < HEAD ? size : HEAD);
 	max = (size_t)h[0] | (size_t)(h[1] & 3) << 8;
@@ -490,28 +416,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		goto out;
 
 	if (pipe_in) {
-		int p[2];
-
-		signal(SIGPIPE, SIG_IGN);
-		if (pipe2(p, O_CLOEXEC) != 0)
+		if ((r.fd = fuzz_pipe_start(&w, text + pn, len - pn, r.seed)) < 0)
 			goto out;
-		/* one page: empty whenever it is writable */
-		if (fcntl(p[1], F_SETPIPE_SZ, 4096) < 0) {
-			close(p[0]);
-			close(p[1]);
-			goto out;
-		}
-		w.fd = p[1];
-		w.p = text + pn;
-		w.n = len - pn;
-		w.seed = r.seed ^ UINT64_C(0x5bd1e995);
-		if (pthread_create(&wt, NULL, write_pieces, &w) != 0) {
-			close(p[0]);
-			close(p[1]);
-			goto out;
-		}
-		writing = 1;
-		r.fd = p[0];
 	} else {
 		if ((r.fd = fuzz_input_fd("lines", (const uint8_t *)text + pn, len - pn)) < 0)
 			goto out;
@@ -528,8 +434,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	cnt_lines_free(l);
 	close(r.fd);   /* a writer not done yet fails on it and ends */
-	if (writing)
-		pthread_join(wt, NULL);
+	fuzz_pipe_join(&w);
 out:
 	oracle_free(&r.o);
 	free(text);
