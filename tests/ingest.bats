@@ -499,6 +499,21 @@ t1,t3" ]
 		all(.[]; .reason == "duplicate" and .duplicate_of == {input: $a, record: .line})' "$d/dup2.jsonl"
 }
 
+@test "an Avro record sent to the duplicate stream carries itself as JSON, between accepted ones" {
+	local d=$BATS_TEST_TMPDIR
+	# lines 2, 5 and 7 first: the Avro copy's records 2, 5 and 7 are
+	# duplicates, the others accepted around them
+	sed -n '2p;5p;7p' "$DATA/events.jsonl" >"$d/first.jsonl"
+	cnt-ingest -d "$DEFS" --keyring "$KR" --now "$NOW" -o "$d/out.avro" -D "$d/dup.jsonl" \
+		"$d/first.jsonl" "$BATS_FILE_TMPDIR/events.avro"
+	[ "$(cnt-cat --count "$d/out.avro")" -eq 8 ]
+	[ "$(jq -r .record "$d/dup.jsonl" | paste -sd, -)" = 2,5,7 ]
+	# each raw is its own record, as the JSON line it was written from
+	jq -e -s --slurpfile src "$DATA/events.jsonl" 'length == 3 and all(.[];
+		.raw.idempotency_key == $src[.record - 1].idempotency_key and
+		.raw.member_ref == $src[.record - 1].member_ref and .raw.delta == $src[.record - 1].delta)' "$d/dup.jsonl"
+}
+
 @test "duplicates across four inputs, one of them empty: each names its first copy's input and line" {
 	local d=$BATS_TEST_TMPDIR
 	{ ev '.idempotency_key = "a1"'; printf '\n\n'; ev '.idempotency_key = "a4"'; } >"$d/a.jsonl"
