@@ -1180,31 +1180,41 @@ static void header_row(cnt_csvin *r)
 	r->have_header = 1;
 }
 
+/* Bytes that make a cell quoted anywhere in it */
+static const unsigned char csv_special[256] = {['\n'] = 1, ['\r'] = 1, ['"'] = 1, [','] = 1};
+
 /* Re-encodes the current row as one CSV record into r->enc. */
 static int encode_row(cnt_csvin *r)
 {
+	const char *base = buf_text(&r->cells);
+	size_t need = r->ncells + 1;
+	unsigned char *o;
+
+	for (size_t c = 0; c < r->ncells; c++)
+		need += 2 * r->cell_len[c] + 2;
 	r->enc.len = 0;
+	if (cnt_buf_reserve(&r->enc, need) != 0)
+		return -1;
+	o = r->enc.p;
 	for (size_t c = 0; c < r->ncells; c++) {
-		const char *s = buf_text(&r->cells) + r->cell_off[c];
+		const char *s = base + r->cell_off[c];
 		size_t len = r->cell_len[c];
 		int quote = len > 0 && (s[0] == ' ' || s[0] == '\t' || s[len - 1] == ' ' || s[len - 1] == '\t');
 
 		for (size_t k = 0; k < len && !quote; k++)
-			quote = s[k] == ',' || s[k] == '"' || s[k] == '\n' || s[k] == '\r';
-		if (c > 0 && cnt_buf_putc(&r->enc, ',') != 0)
-			return -1;
+			quote = csv_special[(unsigned char)s[k]];
+		if (c > 0)
+			*o++ = ',';
 		if (!quote) {
-			if (len > 0 && cnt_buf_append(&r->enc, s, len) != 0)
-				return -1;
+			if (len > 0)
+				memcpy(o, s, len);
+			o += len;
 			continue;
 		}
-		if (cnt_buf_reserve(&r->enc, 2 * len + 2) != 0)
-			return -1;
-		r->enc.len += csv_write(r->enc.p + r->enc.len, 2 * len + 2, s, len);
+		o += csv_write(o, 2 * len + 2, s, len);
 	}
-	if (cnt_buf_putc(&r->enc, '\0') != 0)
-		return -1;
-	r->enc.len--;
+	*o = '\0';
+	r->enc.len = (size_t)(o - r->enc.p);
 	return 0;
 }
 

@@ -645,6 +645,30 @@ static void test_csv_quoting(void)
 	CHECK(rs.r[3].delta == 4);
 }
 
+static void test_csv_row_text(void)
+{
+	/* A row's text for the streams is its cells written back: a cell is
+	 * quoted when it holds a comma, a quote, CR or LF anywhere, or a
+	 * space or tab at either end, and written as it is otherwise. */
+	const char *text =
+		"idempotency_key,item,delta,attrs.a,attrs.b\n"
+		"\"k\r1\",\"c,d\",1,\"\ttab\",\"sp \"\n"
+		"k2,\"\xc3\xa9 in\"\"q\",2,mid\tdle,\n"
+		"\"k3\",\"plain\",3,\"a\nb\",x\n"
+		"\" k4\",\"\",4,\"t\t\",\"\r\"\n";
+	struct rows rs = {0};
+	cnt_err err;
+
+	CHECK_EQ_INT(csv_read(text, 0, &rs, &err), 0);
+	CHECK_EQ_INT(rs.n, 4);
+	CHECK_EQ_STR(rs.r[0].raw, "\"k\r1\",\"c,d\",1,\"\ttab\",\"sp \"");
+	CHECK_EQ_STR(rs.r[1].raw, "k2,\"\xc3\xa9 in\"\"q\",2,mid\tdle,");
+	CHECK_EQ_STR(rs.r[2].raw, "k3,plain,3,\"a\nb\",x");
+	CHECK_EQ_STR(rs.r[3].raw, "\" k4\",,4,\"t\t\",\"\r\"");
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_INT(rs.r[i].st, CNT_RAW_OK);
+}
+
 static void test_csv_chunking(void)
 {
 	/* Any split of the input gives the same rows, lines and raw text. */
@@ -924,6 +948,7 @@ int main(void)
 	RUN(test_json_parse_into);
 	RUN(test_csv_basic);
 	RUN(test_csv_quoting);
+	RUN(test_csv_row_text);
 	RUN(test_csv_chunking);
 	RUN(test_csv_errors);
 	RUN(test_csv_stop);
