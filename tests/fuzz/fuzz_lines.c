@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define HEAD 8
 #define TEXT_MAX ((size_t)1 << 18)
-/* reads a text is delivered in, about, at most */
+/* lines asked for at a time: [2] is 1 to BATCH_MAX */
 #define BATCH_MAX 32
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 
