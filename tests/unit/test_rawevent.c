@@ -669,6 +669,65 @@ static void test_csv_row_text(void)
 		CHECK_EQ_INT(rs.r[i].st, CNT_RAW_OK);
 }
 
+static void test_csv_unquoted_rows(void)
+{
+	/* A whole line without quotes is split without libcsv; fed a byte
+	 * at a time, every row goes through libcsv (no piece is a whole row
+	 * but a blank line's end), and the rows must be the same.  Spaces
+	 * and tabs at a cell's ends go, a line of nothing else is no row. */
+	const char *text =
+		"idempotency_key,item,delta,attrs.a\n"
+		"  k1 ,\t it em\t, 5 ,x\n"
+		" \t \n"
+		"k2,,7,\r"
+		"\n"
+		",,,\n"
+		" , \n"
+		"k3,a,1,b,c\n"
+		"\t,\t,\t,\t\r\n"
+		"k4, ,-1, y \r"
+		"k5,\xff,2,z\n"
+		"k6,last,3,w";
+	struct rows whole = {0}, bytes = {0};
+	cnt_err err;
+
+	CHECK_EQ_INT(csv_read(text, 0, &whole, &err), 0);
+	CHECK_EQ_INT(csv_read(text, 1, &bytes, &err), 0);
+	CHECK_EQ_INT(whole.n, 9);
+	CHECK_EQ_INT(bytes.n, whole.n);
+	for (int i = 0; i < whole.n && i < bytes.n; i++) {
+		CHECK_EQ_INT(bytes.r[i].line, whole.r[i].line);
+		CHECK_EQ_INT(bytes.r[i].st, whole.r[i].st);
+		CHECK_EQ_STR(bytes.r[i].msg, whole.r[i].msg);
+		CHECK_EQ_STR(bytes.r[i].raw, whole.r[i].raw);
+		CHECK_EQ_STR(bytes.r[i].key, whole.r[i].key);
+		CHECK_EQ_STR(bytes.r[i].item, whole.r[i].item);
+		CHECK_EQ_STR(bytes.r[i].attrs, whole.r[i].attrs);
+		CHECK(bytes.r[i].delta == whole.r[i].delta);
+	}
+	CHECK_EQ_INT(whole.r[0].line, 2);
+	CHECK_EQ_STR(whole.r[0].key, "k1");
+	CHECK_EQ_STR(whole.r[0].item, "it em");
+	CHECK(whole.r[0].delta == 5);
+	CHECK_EQ_STR(whole.r[0].raw, "k1,it em,5,x");
+	CHECK_EQ_INT(whole.r[1].line, 4);	/* line 3 is blank */
+	CHECK_EQ_STR(whole.r[1].raw, "k2,,7,");
+	CHECK_EQ_INT(whole.r[2].line, 5);	/* "\r\n" is one line end */
+	CHECK_EQ_STR(whole.r[2].raw, ",,,");
+	CHECK_EQ_INT(whole.r[3].line, 6);
+	CHECK_EQ_INT(whole.r[3].st, CNT_RAW_MALFORMED);	/* two cells */
+	CHECK_EQ_STR(whole.r[3].raw, ",");
+	CHECK_EQ_INT(whole.r[4].st, CNT_RAW_MALFORMED);	/* five cells */
+	CHECK_EQ_INT(whole.r[5].line, 8);
+	CHECK_EQ_STR(whole.r[5].raw, ",,,");
+	CHECK_EQ_INT(whole.r[6].line, 9);
+	CHECK_EQ_STR(whole.r[6].raw, "k4,,-1,y");
+	CHECK_EQ_INT(whole.r[7].line, 10);	/* a lone '\r' ends line 9 */
+	CHECK_EQ_INT(whole.r[7].st, CNT_RAW_BAD_FIELD);
+	CHECK_EQ_INT(whole.r[8].line, 11);
+	CHECK_EQ_STR(whole.r[8].raw, "k6,last,3,w");
+}
+
 static void test_csv_chunking(void)
 {
 	/* Any split of the input gives the same rows, lines and raw text. */
@@ -949,6 +1008,7 @@ int main(void)
 	RUN(test_csv_basic);
 	RUN(test_csv_quoting);
 	RUN(test_csv_row_text);
+	RUN(test_csv_unquoted_rows);
 	RUN(test_csv_chunking);
 	RUN(test_csv_errors);
 	RUN(test_csv_stop);
