@@ -1035,10 +1035,14 @@ struct cnt_csvin {
 	cnt_buf names;		/* header cells, back to back */
 	size_t *name_off, *name_len;
 	cnt_buf cells;		/* current row's cells, back to back */
+	const char *inl;	/* or, split by split_row, the line they are in */
+	size_t inlen;
 	size_t *cell_off, *cell_len;
 	size_t ncells, cellcap;
 	cnt_buf raw;		/* current row's text as read */
 	cnt_buf enc;		/* current row re-encoded */
+	const char *same;	/* or its line, when that is the same text */
+	size_t samen;
 	cnt_slice *akeys, *avals;
 	/* during one feed/finish call */
 	cnt_csvin_cb cb;
@@ -1093,24 +1097,30 @@ static void csv_oom(cnt_csvin *r)
 		r->stop = cnt_err_oom(r->err, "reading CSV at line %llu", (unsigned long long)r->row_line);
 }
 
-static void on_cell(void *cell, size_t len, void *data)
+/* Room for one more cell; 0, or -1 after csv_oom(). */
+static int cell_room(cnt_csvin *r)
 {
-	cnt_csvin *r = data;
-
-	if (r->stop)
-		return;
 	if (r->ncells == r->cellcap) {
 		size_t cap = r->cellcap ? r->cellcap * 2 : 32;
 		size_t *o = realloc(r->cell_off, cap * sizeof(*o)), *l;
 		if (o == NULL)
-			return csv_oom(r);
+			return csv_oom(r), -1;
 		r->cell_off = o;
 		l = realloc(r->cell_len, cap * sizeof(*l));
 		if (l == NULL)
-			return csv_oom(r);
+			return csv_oom(r), -1;
 		r->cell_len = l;
 		r->cellcap = cap;
 	}
+	return 0;
+}
+
+static void on_cell(void *cell, size_t len, void *data)
+{
+	cnt_csvin *r = data;
+
+	if (r->stop || cell_room(r) != 0)
+		return;
 	r->cell_off[r->ncells] = r->cells.len;
 	r->cell_len[r->ncells] = len;
 	r->ncells++;
@@ -1126,6 +1136,17 @@ static const char *buf_text(const cnt_buf *b)
 	return b->p ? (const char *)b->p : "";
 }
 
+/* What the current row's cell offsets count from, and its length. */
+static const char *cells_text(const cnt_csvin *r, size_t *len)
+{
+	if (r->inl != NULL) {
+		*len = r->inlen;
+		return r->inl;
+	}
+	*len = r->cells.len;
+	return buf_text(&r->cells);
+}
+
 static void row_reset(cnt_csvin *r)
 {
 	r->ncells = 0;
@@ -1134,7 +1155,8 @@ static void row_reset(cnt_csvin *r)
 
 static void header_row(cnt_csvin *r)
 {
-	const char *base;
+	const char *base, *text;
+	size_t textlen;
 
 	if (r->ncells > CSV_MAX_COLUMNS) {
 		r->stop = cnt_err_set(r->err, "line %llu: CSV header has %zu columns, more than %d",
@@ -1148,7 +1170,7 @@ static void header_row(cnt_csvin *r)
 	r->akeys = calloc(r->ncols ? r->ncols : 1, sizeof(*r->akeys));
 	r->avals = calloc(r->ncols ? r->ncols : 1, sizeof(*r->avals));
 	if (!r->colmap || !r->name_off || !r->name_len || !r->akeys || !r->avals ||
-	    cnt_buf_append(&r->names, buf_text(&r->cells), r->cells.len) != 0)
+	    (text = cells_text(r, &textlen), cnt_buf_append(&r->names, text, textlen) != 0))
 		return csv_oom(r);
 	base = buf_text(&r->names);
 	for (size_t c = 0; c < r->ncols; c++) {
@@ -1186,8 +1208,8 @@ static const unsigned char csv_special[256] = {['\n'] = 1, ['\r'] = 1, ['"'] = 1
 /* Re-encodes the current row as one CSV record into r->enc. */
 static int encode_row(cnt_csvin *r)
 {
-	const char *base = buf_text(&r->cells);
-	size_t need = r->ncells + 1;
+	size_t need = r->ncells + 1, textlen;
+	const char *base = cells_text(r, &textlen);
 	unsigned char *o;
 
 	for (size_t c = 0; c < r->ncells; c++)
@@ -1239,6 +1261,8 @@ static void data_row(cnt_csvin *r)
 	cnt_raw_event ev;
 	cnt_raw_problem pb;
 	char sn[48];
+	size_t textlen;
+	const char *base = cells_text(r, &textlen);
 	int rc;
 
 	memset(&ev, 0, sizeof(ev));
@@ -1252,7 +1276,7 @@ static void data_row(cnt_csvin *r)
 			r->ncells, r->ncols);
 	} else {
 		for (size_t c = 0; c < r->ncells; c++) {
-			const char *s = buf_text(&r->cells) + r->cell_off[c];
+			const char *s = base + r->cell_off[c];
 			size_t len = r->cell_len[c];
 			int f = r->colmap[c];
 
@@ -1299,9 +1323,12 @@ static void data_row(cnt_csvin *r)
 			}
 		}
 	}
-	if (encode_row(r) != 0)
+	if (r->same != NULL)
+		rc = r->cb(r->ctx, r->row_line, &ev, &pb, r->same, r->samen);
+	else if (encode_row(r) != 0)
 		return csv_oom(r);
-	rc = r->cb(r->ctx, r->row_line, &ev, &pb, (const char *)r->enc.p, r->enc.len);
+	else
+		rc = r->cb(r->ctx, r->row_line, &ev, &pb, (const char *)r->enc.p, r->enc.len);
 	if (rc != 0)
 		r->stop = rc;
 }
@@ -1334,11 +1361,13 @@ static int csv_blank(char c)
 static void split_row(cnt_csvin *r, const char *p, size_t n)
 {
 	size_t i = 0;
+	int same = 1;
 
 	while (i < n && csv_blank(p[i]))
 		i++;
 	if (i == n)
 		return;
+	same = i == 0;
 	for (;;) {
 		const char *comma = memchr(p + i, ',', n - i);
 		size_t end = comma ? (size_t)(comma - p) : n, b = i, e = end;
@@ -1347,12 +1376,28 @@ static void split_row(cnt_csvin *r, const char *p, size_t n)
 			b++;
 		while (e > b && csv_blank(p[e - 1]))
 			e--;
-		on_cell((void *)(uintptr_t)(p + b), e - b, r);
+		same &= b == i && e == end;
+		if (cell_room(r) != 0)
+			return;
+		r->cell_off[r->ncells] = b;
+		r->cell_len[r->ncells] = e - b;
+		r->ncells++;
 		if (comma == NULL)
 			break;
 		i = end + 1;
 	}
+	/* Its cells need no quotes (no quote, comma, CR or LF in them, no
+	 * space or tab at their ends): written back, they are the line
+	 * itself when nothing was cut from them. */
+	if (same) {
+		r->same = p;
+		r->samen = n;
+	}
+	r->inl = p;
+	r->inlen = n;
 	on_row((unsigned char)p[n], r);
+	r->same = NULL;
+	r->inl = NULL;
 }
 
 /* Reports the current row, which could not be split into cells, as
