@@ -584,6 +584,22 @@ static int csv_read(const char *text, size_t chunk, struct rows *rs, cnt_err *er
 	return rc;
 }
 
+/* The rows read another way are the same: lines, problems, text, fields. */
+static void check_same_rows(const struct rows *got, const struct rows *want)
+{
+	CHECK_EQ_INT(got->n, want->n);
+	for (int i = 0; i < want->n && i < got->n; i++) {
+		CHECK_EQ_INT(got->r[i].line, want->r[i].line);
+		CHECK_EQ_INT(got->r[i].st, want->r[i].st);
+		CHECK_EQ_STR(got->r[i].msg, want->r[i].msg);
+		CHECK_EQ_STR(got->r[i].raw, want->r[i].raw);
+		CHECK_EQ_STR(got->r[i].key, want->r[i].key);
+		CHECK_EQ_STR(got->r[i].item, want->r[i].item);
+		CHECK_EQ_STR(got->r[i].attrs, want->r[i].attrs);
+		CHECK(got->r[i].delta == want->r[i].delta);
+	}
+}
+
 static void test_csv_basic(void)
 {
 	const char *text =
@@ -694,17 +710,7 @@ static void test_csv_unquoted_rows(void)
 	CHECK_EQ_INT(csv_read(text, 0, &whole, &err), 0);
 	CHECK_EQ_INT(csv_read(text, 1, &bytes, &err), 0);
 	CHECK_EQ_INT(whole.n, 9);
-	CHECK_EQ_INT(bytes.n, whole.n);
-	for (int i = 0; i < whole.n && i < bytes.n; i++) {
-		CHECK_EQ_INT(bytes.r[i].line, whole.r[i].line);
-		CHECK_EQ_INT(bytes.r[i].st, whole.r[i].st);
-		CHECK_EQ_STR(bytes.r[i].msg, whole.r[i].msg);
-		CHECK_EQ_STR(bytes.r[i].raw, whole.r[i].raw);
-		CHECK_EQ_STR(bytes.r[i].key, whole.r[i].key);
-		CHECK_EQ_STR(bytes.r[i].item, whole.r[i].item);
-		CHECK_EQ_STR(bytes.r[i].attrs, whole.r[i].attrs);
-		CHECK(bytes.r[i].delta == whole.r[i].delta);
-	}
+	check_same_rows(&bytes, &whole);
 	CHECK_EQ_INT(whole.r[0].line, 2);
 	CHECK_EQ_STR(whole.r[0].key, "k1");
 	CHECK_EQ_STR(whole.r[0].item, "it em");
@@ -761,13 +767,7 @@ static void test_csv_chunking(void)
 	for (size_t chunk = 1; chunk <= 7; chunk++) {
 		struct rows part = {0};
 		CHECK_EQ_INT(csv_read(text, chunk, &part, &err), 0);
-		CHECK_EQ_INT(part.n, whole.n);
-		for (int i = 0; i < whole.n && i < part.n; i++) {
-			CHECK_EQ_INT(part.r[i].line, whole.r[i].line);
-			CHECK_EQ_INT(part.r[i].st, whole.r[i].st);
-			CHECK_EQ_STR(part.r[i].raw, whole.r[i].raw);
-			CHECK_EQ_STR(part.r[i].item, whole.r[i].item);
-		}
+		check_same_rows(&part, &whole);
 	}
 }
 
