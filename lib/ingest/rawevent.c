@@ -1361,7 +1361,7 @@ static int csv_blank(char c)
 static void split_row(cnt_csvin *r, const char *p, size_t n)
 {
 	size_t i = 0;
-	int same = 1;
+	int same;
 
 	while (i < n && csv_blank(p[i]))
 		i++;
