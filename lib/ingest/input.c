@@ -111,6 +111,26 @@ size_t cnt_input_avro_events(const void *p, size_t n, uint64_t size)
 	return events >= (double)(size - header) ? (size_t)(size - header) : (size_t)events;
 }
 
+size_t cnt_input_line_events(const void *p, size_t n, uint64_t size)
+{
+	const char *s = p, *q = s, *end = s + n;
+	uint64_t lines = 0;
+
+	while ((q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
+		lines++;
+		q++;
+	}
+	if (n >= size) /* the whole file: its lines, the last maybe unended */
+		return (size_t)(lines + (n > 0 && s[n - 1] != '\n'));
+	if (lines == 0) /* lines longer than n: fewer than size / n of them */
+		return (size_t)(size / n + 1);
+	/* the sample's lines per byte over the file, and an eighth more, so
+	 * that a table sized for them is not doubled for a few more */
+	double events = (double)lines * (double)size / (double)n * 1.125;
+
+	return events >= (double)size ? (size_t)size : (size_t)events;
+}
+
 size_t cnt_input_expected_events(char *const *names, int n)
 {
 	size_t events = 0;
@@ -118,20 +138,21 @@ size_t cnt_input_expected_events(char *const *names, int n)
 	for (int i = 0; i < n; i++) {
 		struct stat sb;
 		unsigned char head[65536];
-		size_t avro = 0;
+		ssize_t got = -1;
+		size_t e = 0;
 		int fd;
 
-		if (stat(names[i], &sb) != 0 || !S_ISREG(sb.st_mode))
+		if (stat(names[i], &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0)
 			continue;
 		fd = open(names[i], O_RDONLY | O_CLOEXEC);
 		if (fd >= 0) {
-			ssize_t got = pread(fd, head, sizeof(head), 0);
-
-			if (got > 0)
-				avro = cnt_input_avro_events(head, (size_t)got, (uint64_t)sb.st_size);
+			got = pread(fd, head, sizeof(head), 0);
 			close(fd);
 		}
-		events += avro > 0 ? avro : (size_t)sb.st_size / 200;
+		if (got > 0 && (e = cnt_input_avro_events(head, (size_t)got, (uint64_t)sb.st_size)) == 0)
+			e = cnt_input_line_events(head, (size_t)got, (uint64_t)sb.st_size);
+		/* unreadable here (the run will say why): about 200 bytes an event */
+		events += got > 0 ? e : (size_t)sb.st_size / 200;
 	}
 	return events;
 }

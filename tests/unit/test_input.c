@@ -323,21 +323,56 @@ static void test_read_error(void)
 	close(fd);
 }
 
+/* Writes n bytes of lines of `len` bytes (the last n % len bytes a line
+ * unended) to a new temporary file named in name. */
+static int lines_file(char *name, size_t n, size_t len)
+{
+	char *p = malloc(n ? n : 1);
+	int fd = mkstemp(name), ok;
+
+	if (p == NULL || fd < 0) {
+		free(p);
+		return -1;
+	}
+	memset(p, 'x', n);
+	for (size_t i = len - 1; i < n; i += len)
+		p[i] = '\n';
+	ok = write(fd, p, n) == (ssize_t)n;
+	free(p);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/* Files that are not Avro are judged by their first 64 KiB's lines. */
 static void test_expected(void)
 {
-	char name[] = "/tmp/test_input.XXXXXX", none[] = "/nonexistent/file", null[] = "/dev/null";
-	char *names[3];
-	int fd = mkstemp(name);
+	char a[] = "/tmp/test_input.XXXXXX", b[] = "/tmp/test_input.XXXXXX", c[] = "/tmp/test_input.XXXXXX";
+	char none[] = "/nonexistent/file", null[] = "/dev/null";
+	char *names[5] = {a, none, null, b, c};
+	size_t e;
 
-	if (fd < 0 || ftruncate(fd, 200 * 1000) != 0)
+	/* read whole: its lines, the last unended one too */
+	if (lines_file(a, 1050, 100) != 0 || lines_file(b, 1 << 20, 100) != 0 || lines_file(c, 200000, 200000) != 0)
 		return;
-	names[0] = name;
-	names[1] = none;
-	names[2] = null;
-	CHECK_EQ_INT(cnt_input_expected_events(names, 3), 1000);
+	CHECK_EQ_INT(cnt_input_expected_events(names, 1), 11);
+	CHECK_EQ_INT(cnt_input_expected_events(names, 3), 11);
 	CHECK_EQ_INT(cnt_input_expected_events(names, 0), 0);
-	close(fd);
-	unlink(name);
+	/* 1 MiB of 100-byte lines, 10,485 of them: from 64 KiB, an eighth more */
+	e = cnt_input_expected_events(names + 3, 1);
+	CHECK(e >= 10485 && e <= 10485 * 9 / 8 + 1);
+	/* one line of 200,000 bytes: none ends in the first 64 KiB */
+	CHECK_EQ_INT(cnt_input_expected_events(names + 4, 1), 4);
+	CHECK_EQ_INT(cnt_input_expected_events(names, 5), 11 + e + 4);
+	unlink(a);
+	unlink(b);
+	unlink(c);
+	/* the rule at its bounds */
+	CHECK_EQ_INT(cnt_input_line_events("ab\ncd\n", 6, 6), 2);
+	CHECK_EQ_INT(cnt_input_line_events("ab\ncd", 5, 5), 2);
+	CHECK_EQ_INT(cnt_input_line_events("\n", 1, 1), 1);
+	CHECK_EQ_INT(cnt_input_line_events("\n\n\n\n", 4, 8), 8);          /* at most a byte an event */
+	CHECK_EQ_INT(cnt_input_line_events("a\nbc\nd", 6, 600), 225);     /* 2 lines in 6 bytes, * 100 * 9/8 */
+	CHECK_EQ_INT(cnt_input_line_events("abcd", 4, UINT64_MAX), UINT64_MAX / 4 + 1);
 }
 
 /* A container of `blocks` blocks of `count` records in `len` bytes each,
