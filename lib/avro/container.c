@@ -680,6 +680,49 @@ cnt_reader *cnt_reader_open_checked(int fd, const char *name, const void *prefix
 	return r;
 }
 
+/* The records of a container file of size bytes whose first n bytes
+ * are p: its first block's records per byte, over the bytes after the
+ * header.  0 when the header and the first block's count and size are not
+ * all within p, or the block holds no record (a file read is distrusted:
+ * every length is checked against p). */
+size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size)
+{
+	cnt_cur c = {p, (const uint8_t *)p + n};
+	int64_t k, count, len;
+	const uint8_t *s;
+	size_t sn;
+	uint64_t header, span;
+
+	if (n < 4 || memcmp(p, "Obj\x01", 4) != 0)
+		return 0;
+	c.p += 4;
+	/* the metadata map: blocks of k entries (-k: then their byte size) */
+	for (;;) {
+		if (cnt_bin_read_long(&c, &k) != 0)
+			return 0;
+		if (k == 0)
+			break;
+		if (k < 0 && (k == INT64_MIN || cnt_bin_read_long(&c, &len) != 0))
+			return 0;
+		for (k = k < 0 ? -k : k; k > 0; k--)
+			if (cnt_bin_read_bytes(&c, &s, &sn) != 0 || cnt_bin_read_bytes(&c, &s, &sn) != 0)
+				return 0;
+	}
+	if (c.end - c.p < 16)
+		return 0;
+	c.p += 16;
+	header = (uint64_t)(c.p - (const uint8_t *)p);
+	if (cnt_bin_read_long(&c, &count) != 0 || cnt_bin_read_long(&c, &len) != 0 || count <= 0 || len < 0 ||
+	    (uint64_t)len > size)
+		return 0;
+	span = (uint64_t)(c.p - (const uint8_t *)p) - header + (uint64_t)len + 16;
+	if (size <= header)
+		return 0;
+	/* at most one event a byte, whatever the block claims */
+	double events = (double)count * (double)(size - header) / (double)span;
+	return events >= (double)(size - header) ? (size_t)(size - header) : (size_t)events;
+}
+
 void cnt_reader_free(cnt_reader *r)
 {
 	if (r == NULL)

@@ -113,10 +113,12 @@ void cnt_dedup_filter_prefetch(const cnt_dedup_filter *f, cnt_dkey key);
 const cnt_dedup_totals *cnt_dedup_filter_totals(const cnt_dedup_filter *f);
 const cnt_dedup_counter *cnt_dedup_filter_counter(const cnt_dedup_filter *f, size_t i);
 
-/* How many keys n named inputs are likely to bring: about one per 48
- * bytes of the regular files among them (zstandard event files), so the
- * table can be sized once.  Standard input and anything not a regular
- * file add nothing. */
+/* How many keys n named inputs are likely to bring, so the table can be
+ * sized once: each regular file among them by its first block's records
+ * per byte (cnt_container_guess_records) but at most one per 32 bytes,
+ * or at one per 48 bytes (a zstandard archive) when that block cannot be
+ * read.  Standard input and anything not a regular file add nothing; the
+ * sum stops at SIZE_MAX. */
 size_t cnt_dedup_expected_keys(char *const *names, int n);
 
 #endif

@@ -3,7 +3,7 @@
  */
 #include "ingest/input.h"
 
-#include "avro/encoding.h"
+#include "avro/container.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -68,60 +68,18 @@ long cnt_input_read(int fd, const char *name, void *p, size_t n, cnt_err *err)
 	}
 }
 
-/* The events of an Avro container file of size bytes whose first n bytes
- * are p: its first block's records per byte, over the bytes after the
- * header.  0 when the header and the first block's count and size are not
- * all within p, or the block holds no record (a file read is distrusted:
- * every length is checked against p). */
-size_t cnt_input_avro_events(const void *p, size_t n, uint64_t size)
-{
-	cnt_cur c = {p, (const uint8_t *)p + n};
-	int64_t k, count, len;
-	const uint8_t *s;
-	size_t sn;
-	uint64_t header, span;
-
-	if (n < 4 || memcmp(p, "Obj\x01", 4) != 0)
-		return 0;
-	c.p += 4;
-	/* the metadata map: blocks of k entries (-k: then their byte size) */
-	for (;;) {
-		if (cnt_bin_read_long(&c, &k) != 0)
-			return 0;
-		if (k == 0)
-			break;
-		if (k < 0 && (k == INT64_MIN || cnt_bin_read_long(&c, &len) != 0))
-			return 0;
-		for (k = k < 0 ? -k : k; k > 0; k--)
-			if (cnt_bin_read_bytes(&c, &s, &sn) != 0 || cnt_bin_read_bytes(&c, &s, &sn) != 0)
-				return 0;
-	}
-	if (c.end - c.p < 16)
-		return 0;
-	c.p += 16;
-	header = (uint64_t)(c.p - (const uint8_t *)p);
-	if (cnt_bin_read_long(&c, &count) != 0 || cnt_bin_read_long(&c, &len) != 0 || count <= 0 || len < 0 ||
-	    (uint64_t)len > size)
-		return 0;
-	span = (uint64_t)(c.p - (const uint8_t *)p) - header + (uint64_t)len + 16;
-	if (size <= header)
-		return 0;
-	/* at most one event a byte, whatever the block claims */
-	double events = (double)count * (double)(size - header) / (double)span;
-	return events >= (double)(size - header) ? (size_t)(size - header) : (size_t)events;
-}
-
 size_t cnt_input_line_events(const void *p, size_t n, uint64_t size)
 {
-	const char *s = p, *q = s, *end = s + n;
+	const char *s = p, *q = s, *from = s, *end = s + n;
 	uint64_t lines = 0;
 
+	/* lines shorter than any event (blank ones) are not counted */
 	while ((q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
-		lines++;
-		q++;
+		lines += q - from >= CNT_INPUT_LINE_SHORTEST;
+		from = ++q;
 	}
 	if (n >= size) /* the whole file: its lines, the last maybe unended */
-		return (size_t)(lines + (n > 0 && s[n - 1] != '\n'));
+		return (size_t)(lines + (end - from >= CNT_INPUT_LINE_SHORTEST));
 	if (lines == 0) /* lines longer than n: fewer than size / n of them */
 		return (size_t)(size / n + 1);
 	/* the sample's lines per byte over the file, and an eighth more, so
@@ -129,6 +87,12 @@ size_t cnt_input_line_events(const void *p, size_t n, uint64_t size)
 	double events = (double)lines * (double)size / (double)n * 1.125;
 
 	return events >= (double)size ? (size_t)size : (size_t)events;
+}
+
+/* a + b, at most SIZE_MAX */
+static size_t add_sat(size_t a, size_t b)
+{
+	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
 size_t cnt_input_expected_events(char *const *names, int n)
@@ -139,7 +103,7 @@ size_t cnt_input_expected_events(char *const *names, int n)
 		struct stat sb;
 		unsigned char head[65536];
 		ssize_t got = -1;
-		size_t e = 0;
+		size_t e = 0, most;
 		int fd;
 
 		if (stat(names[i], &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0)
@@ -149,10 +113,14 @@ size_t cnt_input_expected_events(char *const *names, int n)
 			got = pread(fd, head, sizeof(head), 0);
 			close(fd);
 		}
-		if (got > 0 && (e = cnt_input_avro_events(head, (size_t)got, (uint64_t)sb.st_size)) == 0)
+		if (got > 0 && (e = cnt_container_guess_records(head, (size_t)got, (uint64_t)sb.st_size)) == 0)
 			e = cnt_input_line_events(head, (size_t)got, (uint64_t)sb.st_size);
-		/* unreadable here (the run will say why): about 200 bytes an event */
-		events += got > 0 ? e : (size_t)sb.st_size / 200;
+		/* unreadable here (the run will say why): about 200 bytes an
+		 * event; whatever the first bytes claim, at most one event in 32
+		 * bytes (an archive's hold 48), so that a file cannot ask for a
+		 * table many times its own size */
+		most = (size_t)sb.st_size / 32 + 1;
+		events = add_sat(events, got <= 0 ? (size_t)sb.st_size / 200 : e < most ? e : most);
 	}
 	return events;
 }

@@ -52,18 +52,19 @@ long cnt_input_read(int fd, const char *name, void *p, size_t n, cnt_err *err);
  * of each regular file among them; 0 when none is one.  Used to size the
  * duplicate table up front.  An Avro container is judged by its first
  * block's records per byte (an archive holds about 48 bytes an event,
- * another producer's container may hold kilobytes), any other file by its
- * first lines' (JSON lines of about 200 bytes, CSV rows of about 90 in
- * the benchmark). */
+ * another producer's container may hold kilobytes), any other file (or a
+ * container whose first block is not in those bytes) by its first lines'
+ * (JSON lines of about 200 bytes, CSV rows of about 90 in the benchmark);
+ * a file at most one event per 32 bytes, whatever it claims.  The sum
+ * stops at SIZE_MAX. */
 size_t cnt_input_expected_events(char *const *names, int n);
 /* The estimate for a file of size bytes from its first n (> 0) at p: its
  * lines when they are the whole file, else their lines per byte over the
- * file and an eighth more, at most size. */
+ * file and an eighth more, at most size.  Only lines of at least
+ * CNT_INPUT_LINE_SHORTEST bytes (without the '\n') are counted: no event
+ * is shorter, and a file of blank lines must not ask for a big table. */
+#define CNT_INPUT_LINE_SHORTEST 16
 size_t cnt_input_line_events(const void *p, size_t n, uint64_t size);
-/* The estimate for one Avro container of size bytes, from its first n
- * bytes at p: 0 when they do not hold its header and its first block's
- * count and size, or that block holds no record. */
-size_t cnt_input_avro_events(const void *p, size_t n, uint64_t size);
 
 /* ---- lines -------------------------------------------------------------- */
 

@@ -19,6 +19,14 @@ int cnt_seen_init(cnt_seen *s, size_t expected, unsigned load_pct)
 
 	if (load_pct < 1 || load_pct > 90)
 		load_pct = 50;
+	/* more than a table of 2^64 bytes could hold: out of memory, never a
+	 * wrapped size (cap * 2 and cap * 16 stay in range below this) */
+	if (expected > SIZE_MAX / 64) {
+		s->slots = NULL;
+		s->mask = 0;
+		s->count = 0;
+		return -1;
+	}
 	while (limit(cap, load_pct) < expected)
 		cap *= 2;
 	s->slots = cnt_table_alloc(cap * sizeof(cnt_seen_slot));

@@ -10,9 +10,10 @@
  * walked.  Whatever the bytes, the reader must return records or an error
  * with a message, never crash, leak, hang or allocate what a file merely
  * claims: the bounds are small (1 MiB blocks) so a claimed size that got
- * past them would show up as an out-of-memory report.  cnt-ingest's guess
- * of a container's events from its first block (cnt_input_avro_events) is
- * held to what the reader finds in that block.
+ * past them would show up as an out-of-memory report.  The guess of a
+ * container's records from its first block (cnt_container_guess_records,
+ * which sizes cnt-ingest's and cnt-dedup's tables) is held to what the
+ * reader finds in that block.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +26,6 @@
 #include "avro/container.h"
 #include "avro/json.h"
 #include "avro/records.h"
-#include "ingest/input.h"
 
 extern const char cnt_schema_counting_event[];
 
@@ -128,7 +128,7 @@ static void read_all(const uint8_t *data, size_t size, const cnt_avro_schema *re
 static void estimate(const uint8_t *data, size_t size, const cnt_limits *lim)
 {
 	cnt_err err = {"", CNT_ERR_DATA};
-	size_t e = cnt_input_avro_events(data, size, size);
+	size_t e = cnt_container_guess_records(data, size, size);
 	int fd = input_fd(data, size);
 	cnt_reader *rd;
 	cnt_block b;

@@ -1570,6 +1570,85 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
+/* A container of `blocks` blocks of `count` records in `len` bytes each,
+ * after a header whose metadata is one entry written in the negative-count
+ * form (its byte size too), as a writer may; returns its size. */
+static size_t container(uint8_t *p, int blocks, int64_t count, int64_t len)
+{
+	static const char key[] = "avro.codec", val[] = "null";
+	size_t n = 0;
+
+	memcpy(p, "Obj\x01", 4);
+	n = 4;
+	n += cnt_bin_put_long(p + n, -1);
+	n += cnt_bin_put_long(p + n, 2 + (int64_t)strlen(key) + (int64_t)strlen(val));
+	n += cnt_bin_put_long(p + n, (int64_t)strlen(key));
+	memcpy(p + n, key, strlen(key));
+	n += strlen(key);
+	n += cnt_bin_put_long(p + n, (int64_t)strlen(val));
+	memcpy(p + n, val, strlen(val));
+	n += strlen(val);
+	n += cnt_bin_put_long(p + n, 0);
+	memset(p + n, 0xa5, 16);
+	n += 16;
+	for (int b = 0; b < blocks; b++) {
+		size_t body = len < 0 ? 0 : (size_t)len;
+
+		n += cnt_bin_put_long(p + n, count);
+		n += cnt_bin_put_long(p + n, len);
+		memset(p + n, 0, body + 16);
+		n += body + 16;
+	}
+	return n;
+}
+
+/* A container's records guessed from its first block; 0 for bytes too
+ * short or too odd to hold one. */
+static void test_guess_records(void)
+{
+	static uint8_t p[8192];
+	size_t header = container(p, 0, 0, 0), one = container(p, 1, 10, 100), n = container(p, 3, 10, 100);
+
+	/* three blocks of 10 records */
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), 30);
+	/* only the first block read; the file holds 9 such blocks */
+	CHECK_EQ_INT(cnt_container_guess_records(p, one, header + 9 * (one - header)), 90);
+	/* the header or the block's count or size not within the bytes read */
+	CHECK_EQ_INT(cnt_container_guess_records(p, header, n), 0);
+	CHECK_EQ_INT(cnt_container_guess_records(p, header + 1, n), 0);
+	CHECK_EQ_INT(cnt_container_guess_records(p, 20, n), 0);
+	CHECK_EQ_INT(cnt_container_guess_records(p, 3, n), 0);
+	/* not a container */
+	p[3] = 2;
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), 0);
+	/* a first block of no record, or of a negative count or size */
+	n = container(p, 2, 0, 100);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), 0);
+	n = container(p, 2, -10, 100);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), 0);
+	n = container(p, 2, 10, -1);
+	CHECK_EQ_INT(cnt_container_guess_records(p, 64, 4096), 0);
+	/* a block claiming more bytes than the file has */
+	n = container(p, 1, 10, 100);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, 50), 0);
+	/* a count beyond the bytes: at most one event a byte after the header */
+	n = container(p, 1, INT64_MAX, 100);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), (long long)(n - header));
+	/* metadata whose count or lengths overrun the bytes read */
+	{
+		uint8_t q[32] = "Obj\x01";
+		size_t m = 4;
+
+		m += cnt_bin_put_long(q + m, INT64_MIN);    /* an entry count with no negation */
+		CHECK_EQ_INT(cnt_container_guess_records(q, m + 8, 4096), 0);
+		m = 4 + cnt_bin_put_long(q + 4, 1);
+		m += cnt_bin_put_long(q + m, 1000);          /* a key of 1000 bytes in 32 */
+		CHECK_EQ_INT(cnt_container_guess_records(q, sizeof(q), 4096), 0);
+		m = 4 + cnt_bin_put_long(q + 4, 0);         /* no metadata, then 16 bytes of sync short */
+		CHECK_EQ_INT(cnt_container_guess_records(q, m + 15, 4096), 0);
+	}
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/cnt-test-container.XXXXXX");
@@ -1603,5 +1682,6 @@ int main(void)
 	RUN(test_container_bounds);
 	RUN(test_outfile);
 	if (!getenv("KEEP")) remove_dir();
+	RUN(test_guess_records);
 	return unit_report("test_container");
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "count/dedup_filter.h"
@@ -294,6 +295,34 @@ static void test_expected_keys(void)
 	CHECK_EQ_INT(cnt_dedup_expected_keys(names, 0), 0);
 	close(fd);
 	unlink(path);
+	/* a container python3-avro wrote, 40 records in 9,161 bytes: its first
+	 * block judges it, not the 48-byte rule (190) */
+	{
+		char fx[256], *one[1] = {fx};
+		struct stat sb;
+		size_t k;
+
+		snprintf(fx, sizeof(fx), "tests/fixtures/events.null.avro");
+		if (stat(fx, &sb) != 0)
+			snprintf(fx, sizeof(fx), "../../tests/fixtures/events.null.avro");
+		k = cnt_dedup_expected_keys(one, 1);
+		CHECK(k >= 20 && k <= 80);
+	}
+	/* a container of 64 GiB (sparse) whose first block claims 2^63 - 1
+	 * records in no bytes: at most a key in 32 bytes */
+	{
+		static const uint8_t head[] = {'O', 'b', 'j', 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+			0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0};
+		char big[] = "/tmp/test_dedup_filter.XXXXXX", *one[1] = {big};
+		int bfd = mkstemp(big);
+
+		CHECK(bfd >= 0 && write(bfd, head, sizeof(head)) == (ssize_t)sizeof(head));
+		CHECK(bfd >= 0 && ftruncate(bfd, (off_t)1 << 36) == 0);
+		CHECK_EQ_INT(cnt_dedup_expected_keys(one, 1), ((long long)1 << 36) / 32 + 1);
+		if (bfd >= 0)
+			close(bfd);
+		unlink(big);
+	}
 }
 
 int main(void)

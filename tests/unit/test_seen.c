@@ -154,11 +154,26 @@ static void test_val_at(void)
 	CHECK(cnt_seen_val_at(max + 1, UINT64_MAX - max, &v) == -1 && v == 7);
 }
 
+/* An expectation no table could hold is out of memory, never a size
+ * that wraps (2^60 slots of 16 bytes is 0 bytes in 64 bits) or a loop
+ * that doubles a wrapped capacity forever. */
+static void test_expected_too_many(void)
+{
+	cnt_seen s;
+
+	CHECK(cnt_seen_init(&s, SIZE_MAX, 75) == -1);
+	CHECK(s.slots == NULL);
+	CHECK(cnt_seen_init(&s, SIZE_MAX / 64 + 1, 75) == -1);
+	CHECK(s.slots == NULL);
+	cnt_seen_release(&s);
+}
+
 int main(void)
 {
 	RUN(test_fills_and_growth);
 	RUN(test_value_edges);
 	RUN(test_kept_bits);
 	RUN(test_val_at);
+	RUN(test_expected_too_many);
 	return unit_report("seen");
 }
