@@ -716,7 +716,7 @@ size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size)
 	    (uint64_t)len > size)
 		return 0;
 	span = (uint64_t)(c.p - (const uint8_t *)p) - header + (uint64_t)len + 16;
-	if (size <= header)
+	if (size <= header || span > size - header) /* the block is not all in the file */
 		return 0;
 	/* at most one event a byte, whatever the block claims */
 	double events = (double)count * (double)(size - header) / (double)span;

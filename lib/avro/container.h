@@ -115,7 +115,7 @@ unsigned cnt_reader_container(const cnt_reader *r);   /* 1-based */
  * first n bytes at p (which are distrusted): its first block's records
  * per byte, over the bytes after the header, at most one a byte.  0 when
  * the n bytes do not hold the header and the first block's count and
- * size, or that block holds no record.  Sizes cnt-ingest's and
+ * size, that block holds no record, or it does not fit in the file.  Sizes cnt-ingest's and
  * cnt-dedup's tables up front. */
 size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size);
 const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r);

@@ -4,12 +4,10 @@
 #include "count/dedup_filter.h"
 
 #include "avro/container.h"
+#include "base/filehead.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 typedef struct pending {
 	size_t off, len;         /* the event's bytes in the batch buffer */
@@ -227,26 +225,19 @@ size_t cnt_dedup_expected_keys(char *const *names, int n)
 	size_t keys = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct stat st;
 		unsigned char head[65536];
-		ssize_t got = -1;
-		size_t k = 0;
-		int fd;
+		uint64_t size, stored;
+		size_t got = cnt_file_head(names[i], head, sizeof(head), &size, &stored), k, most;
 
-		if (strcmp(names[i], "-") == 0 || stat(names[i], &st) != 0 || !S_ISREG(st.st_mode))
+		if (got == 0)
 			continue;
-		fd = open(names[i], O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			got = pread(fd, head, sizeof(head), 0);
-			close(fd);
-		}
-		if (got > 0)
-			k = cnt_container_guess_records(head, (size_t)got, (uint64_t)st.st_size);
-		/* whatever the first block claims, at most a key in 32 bytes
-		 * (an archive's hold 48): a file cannot ask for a table many
-		 * times its own size */
-		if (k == 0 || k > (size_t)st.st_size / 32 + 1)
-			k = k == 0 ? (size_t)st.st_size / 48 : (size_t)st.st_size / 32 + 1;
+		/* whatever the first block claims, at most a key in 32 bytes (an
+		 * archive's hold 48) of what the file holds on disk: a file,
+		 * sparse or not, cannot ask for a table larger than itself */
+		most = (size_t)((stored < size ? stored : size) / 32);
+		if ((k = cnt_container_guess_records(head, got, size)) == 0)
+			k = (size_t)(size / 48);
+		k = k < most ? k : most;
 		keys = keys > SIZE_MAX - k ? SIZE_MAX : keys + k;
 	}
 	return keys;

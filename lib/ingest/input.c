@@ -4,12 +4,11 @@
 #include "ingest/input.h"
 
 #include "avro/container.h"
+#include "base/filehead.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const format_names[] = {"auto", "json", "csv", "avro"};
@@ -100,27 +99,19 @@ size_t cnt_input_expected_events(char *const *names, int n)
 	size_t events = 0;
 
 	for (int i = 0; i < n; i++) {
-		struct stat sb;
 		unsigned char head[65536];
-		ssize_t got = -1;
-		size_t e = 0, most;
-		int fd;
+		uint64_t size, stored;
+		size_t got = cnt_file_head(names[i], head, sizeof(head), &size, &stored), e, most;
 
-		if (stat(names[i], &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size == 0)
+		if (got == 0)
 			continue;
-		fd = open(names[i], O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			got = pread(fd, head, sizeof(head), 0);
-			close(fd);
-		}
-		if (got > 0 && (e = cnt_container_guess_records(head, (size_t)got, (uint64_t)sb.st_size)) == 0)
-			e = cnt_input_line_events(head, (size_t)got, (uint64_t)sb.st_size);
-		/* unreadable here (the run will say why): about 200 bytes an
-		 * event; whatever the first bytes claim, at most one event in 32
-		 * bytes (an archive's hold 48), so that a file cannot ask for a
-		 * table many times its own size */
-		most = (size_t)sb.st_size / 32 + 1;
-		events = add_sat(events, got <= 0 ? (size_t)sb.st_size / 200 : e < most ? e : most);
+		if ((e = cnt_container_guess_records(head, got, size)) == 0)
+			e = cnt_input_line_events(head, got, size);
+		/* Whatever the first bytes claim, at most an event in 32 bytes
+		 * (an archive's hold 48) of what the file holds on disk: a file,
+		 * sparse or not, cannot ask for a table larger than itself. */
+		most = (size_t)((stored < size ? stored : size) / 32);
+		events = add_sat(events, e < most ? e : most);
 	}
 	return events;
 }

@@ -1628,9 +1628,13 @@ static void test_guess_records(void)
 	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), 0);
 	n = container(p, 2, 10, -1);
 	CHECK_EQ_INT(cnt_container_guess_records(p, 64, 4096), 0);
-	/* a block claiming more bytes than the file has */
+	/* a block claiming more bytes than the file has (else its records
+	 * per byte would make 1000 * 60 / 120 = 500, 60 at most) */
+	n = container(p, 1, 1000, 100);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, header + 60), 0);
+	/* a block of 10 records in 119 bytes, in a file of 238 after the header */
 	n = container(p, 1, 10, 100);
-	CHECK_EQ_INT(cnt_container_guess_records(p, n, 50), 0);
+	CHECK_EQ_INT(cnt_container_guess_records(p, n, header + 238), 20);
 	/* a count beyond the bytes: at most one event a byte after the header */
 	n = container(p, 1, INT64_MAX, 100);
 	CHECK_EQ_INT(cnt_container_guess_records(p, n, n), (long long)(n - header));

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "avro/container.h"
 #include "ingest/input.h"
 #include "unit.h"
 
@@ -364,18 +365,28 @@ static void test_expected(void)
 	unlink(a);
 	unlink(b);
 	unlink(c);
-	/* 64 GiB (sparse) whose first 64 KiB are 16-byte lines: at most an
-	 * event in 32 bytes, not the one in 15 its lines claim */
+	/* 16-byte lines claim an event in 17 bytes (and an eighth more);
+	 * a file counts at most one in 32 bytes of what it holds on disk:
+	 * 1 MiB written, then the same made a sparse 64 GiB */
 	{
-		char d[] = "/tmp/test_input.XXXXXX", nl[65536], *big[1] = {d};
+		char d[] = "/tmp/test_input.XXXXXX", *big[1] = {d};
+		static char nl[1 << 20];
 		int fd = mkstemp(d);
+		struct stat sb;
 
 		memset(nl, 'x', sizeof(nl));
 		for (size_t i = 16; i < sizeof(nl); i += 17)
 			nl[i] = '\n';
-		CHECK(fd >= 0 && write(fd, nl, sizeof(nl)) == (ssize_t)sizeof(nl));
+		CHECK(fd >= 0 && write(fd, nl, sizeof(nl)) == (ssize_t)sizeof(nl) && fsync(fd) == 0);
+		CHECK(fstat(fd, &sb) == 0);
+		e = cnt_input_expected_events(big, 1);
+		CHECK_EQ_INT(e, (long long)((uint64_t)sb.st_blocks * 512 < sizeof(nl) ? (uint64_t)sb.st_blocks * 512 : sizeof(nl)) / 32);
+		CHECK(e <= sizeof(nl) / 32);
 		CHECK(fd >= 0 && ftruncate(fd, (off_t)1 << 36) == 0);
-		CHECK_EQ_INT(cnt_input_expected_events(big, 1), ((long long)1 << 36) / 32 + 1);
+		CHECK(fstat(fd, &sb) == 0);
+		e = cnt_input_expected_events(big, 1);
+		CHECK_EQ_INT(e, (long long)sb.st_blocks * 512 / 32);
+		CHECK(e < (1 << 20) / 16);   /* not 2^31 (its size / 32) nor more */
 		if (fd >= 0)
 			close(fd);
 		unlink(d);
@@ -397,16 +408,45 @@ static void test_expected(void)
 static void test_expected_fixture(void)
 {
 	char path[256], *names[1] = {path};
+	static unsigned char head[65536];
 	struct stat sb;
+	size_t n = 0, e;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "tests/fixtures/events.null.avro");
 	if (stat(path, &sb) != 0)
 		snprintf(path, sizeof(path), "../../tests/fixtures/events.null.avro");
 	CHECK(stat(path, &sb) == 0);
-	size_t e = cnt_input_expected_events(names, 1);
-	/* 40 records in 9161 bytes: the 200-byte rule would say 45 */
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	if (f != NULL) {
+		n = fread(head, 1, sizeof(head), f);
+		fclose(f);
+	}
+	e = cnt_input_expected_events(names, 1);
+	/* 40 records in 9,161 bytes, judged by the first block, not by the
+	 * bytes that happen to be line ends (49) */
 	CHECK(e >= 20 && e <= 80);
-	CHECK(e != (size_t)sb.st_size / 200);
+	CHECK_EQ_INT(e, cnt_container_guess_records(head, n, (uint64_t)sb.st_size));
+	CHECK(e != cnt_input_line_events(head, n, (uint64_t)sb.st_size));
+}
+
+/* "-" names standard input, even with a file of that name at hand */
+static void test_expected_dash(void)
+{
+	char dir[] = "/tmp/test_input.XXXXXX", dash[] = "-", *names[1] = {dash};
+	int here = open(".", O_RDONLY | O_DIRECTORY), fd;
+
+	CHECK(here >= 0 && mkdtemp(dir) != NULL && chdir(dir) == 0);
+	fd = open("-", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, "0123456789abcdefghij\n0123456789abcdefghij\n", 42) == 42);
+	close(fd);
+	CHECK_EQ_INT(cnt_input_line_events("0123456789abcdefghij\n0123456789abcdefghij\n", 42, 42), 2);
+	CHECK_EQ_INT(cnt_input_expected_events(names, 1), 0);
+	unlink("-");
+	CHECK(fchdir(here) == 0);
+	rmdir(dir);
+	close(here);
 }
 
 int main(void)
@@ -420,5 +460,6 @@ int main(void)
 	RUN(test_read_error);
 	RUN(test_expected);
 	RUN(test_expected_fixture);
+	RUN(test_expected_dash);
 	return unit_report("test_input");
 }

@@ -1,0 +1,34 @@
+/*
+ * filehead.c - the first bytes of a named regular file (see filehead.h).
+ */
+#include "base/filehead.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+size_t cnt_file_head(const char *name, void *buf, size_t cap, uint64_t *size, uint64_t *stored)
+{
+	struct stat st;
+	ssize_t got = -1;
+	int fd;
+
+	*size = *stored = 0;
+	if (strcmp(name, "-") == 0)
+		return 0;
+	fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		got = pread(fd, buf, cap, 0);
+		*size = (uint64_t)st.st_size;
+		*stored = (uint64_t)st.st_blocks * 512;
+	}
+	close(fd);
+	if (got <= 0) {
+		*size = *stored = 0;
+		return 0;
+	}
+	return (size_t)got;
+}
