@@ -15,7 +15,10 @@ size_t cnt_file_head(const char *name, void *buf, size_t cap, uint64_t *size, ui
 	int fd;
 
 	*size = *stored = 0;
-	if (strcmp(name, "-") == 0)
+	/* stat first: opening a FIFO, even without waiting, would let its
+	 * writer start, and closing it again would end that writer with
+	 * SIGPIPE before the run opens it */
+	if (strcmp(name, "-") == 0 || stat(name, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	fd = open(name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
