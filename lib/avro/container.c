@@ -683,8 +683,8 @@ cnt_reader *cnt_reader_open_checked(int fd, const char *name, const void *prefix
 /* The records of a container file of size bytes whose first n bytes
  * are p: its first block's records per byte, over the bytes after the
  * header.  0 when the header and the first block's count and size are not
- * all within p, or the block holds no record (a file read is distrusted:
- * every length is checked against p). */
+ * all within p, the block holds no record or does not fit in the file (a
+ * file read is distrusted: every length is checked against p and size). */
 size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size)
 {
 	cnt_cur c = {p, (const uint8_t *)p + n};

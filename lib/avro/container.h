@@ -110,19 +110,19 @@ void cnt_reader_free(cnt_reader *r);
 int cnt_reader_next(cnt_reader *r, cnt_block *b, cnt_err *err);
 
 unsigned cnt_reader_container(const cnt_reader *r);   /* 1-based */
-
-/* A guess of the records in a container file of size bytes, from its
- * first n bytes at p (which are distrusted): its first block's records
- * per byte, over the bytes after the header, at most one a byte.  0 when
- * the n bytes do not hold the header and the first block's count and
- * size, that block holds no record, or it does not fit in the file.  Sizes cnt-ingest's and
- * cnt-dedup's tables up front. */
-size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size);
 const cnt_avro_schema *cnt_reader_schema(const cnt_reader *r);
 cnt_codec_id cnt_reader_codec(const cnt_reader *r);
 size_t cnt_reader_meta(const cnt_reader *r, const cnt_meta_kv **kv);
 const uint8_t *cnt_reader_sync(const cnt_reader *r);
 const char *cnt_reader_name(const cnt_reader *r);
+
+/* A guess of the records in a container file of size bytes, from its
+ * first n bytes at p (which are distrusted): its first block's records
+ * per byte, over the bytes after the header, at most one a byte.  0 when
+ * the n bytes do not hold the header and the first block's count and
+ * size, that block holds no record, or it does not fit in the file.
+ * Sizes the tables of cnt-ingest, cnt-dedup and cnt-count up front. */
+size_t cnt_container_guess_records(const void *p, size_t n, uint64_t size);
 
 typedef struct cnt_writer cnt_writer;
 

@@ -79,7 +79,7 @@ size_t cnt_input_line_events(const void *p, size_t n, uint64_t size)
 	}
 	if (n >= size) /* the whole file: its lines, the last maybe unended */
 		return (size_t)(lines + (end - from >= CNT_INPUT_LINE_SHORTEST));
-	if (lines == 0) /* lines longer than n: fewer than size / n of them */
+	if (lines == 0) /* no line an event could be in n bytes: few events */
 		return (size_t)(size / n + 1);
 	/* the sample's lines per byte over the file, and an eighth more, so
 	 * that a table sized for them is not doubled for a few more */
