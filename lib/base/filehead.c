@@ -4,6 +4,7 @@
 #include "base/filehead.h"
 
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -34,4 +35,25 @@ size_t cnt_file_head(const char *name, void *buf, size_t cap, uint64_t *size, ui
 		return 0;
 	}
 	return (size_t)got;
+}
+
+size_t cnt_files_guess(char *const *names, int n, cnt_file_guess_fn guess)
+{
+	size_t total = 0;
+
+	for (int i = 0; i < n; i++) {
+		unsigned char head[65536];
+		uint64_t size, stored;
+		size_t got = cnt_file_head(names[i], head, sizeof(head), &size, &stored), k, most;
+
+		if (got == 0)
+			continue;
+		/* an archive's records take 48 bytes or more: 32 is room to
+		 * spare, and a bound whatever the first bytes claim */
+		most = (size_t)((stored < size ? stored : size) / 32);
+		k = guess(head, got, size);
+		k = k < most ? k : most;
+		total = total > SIZE_MAX - k ? SIZE_MAX : total + k;
+	}
+	return total;
 }

@@ -220,25 +220,16 @@ const cnt_dedup_counter *cnt_dedup_filter_counter(const cnt_dedup_filter *f, siz
 	return &f->counters[i];
 }
 
+/* An Avro container by its first block; anything else (a file cnt-dedup
+ * will refuse) as if each key took 48 bytes, an archive's least. */
+static size_t guess_keys(const void *head, size_t got, uint64_t size)
+{
+	size_t k = cnt_container_guess_records(head, got, size);
+
+	return k ? k : (size_t)(size / 48);
+}
+
 size_t cnt_dedup_expected_keys(char *const *names, int n)
 {
-	size_t keys = 0;
-
-	for (int i = 0; i < n; i++) {
-		unsigned char head[65536];
-		uint64_t size, stored;
-		size_t got = cnt_file_head(names[i], head, sizeof(head), &size, &stored), k, most;
-
-		if (got == 0)
-			continue;
-		/* whatever the first block claims, at most a key in 32 bytes (an
-		 * archive's hold 48) of what the file holds on disk: a file,
-		 * sparse or not, cannot ask for a table larger than itself */
-		most = (size_t)((stored < size ? stored : size) / 32);
-		if ((k = cnt_container_guess_records(head, got, size)) == 0)
-			k = (size_t)(size / 48);
-		k = k < most ? k : most;
-		keys = keys > SIZE_MAX - k ? SIZE_MAX : keys + k;
-	}
-	return keys;
+	return cnt_files_guess(names, n, guess_keys);
 }

@@ -115,10 +115,10 @@ const cnt_dedup_counter *cnt_dedup_filter_counter(const cnt_dedup_filter *f, siz
 
 /* How many keys n named inputs are likely to bring, so the table can be
  * sized once: each regular file among them by its first block's records
- * per byte (cnt_container_guess_records) but at most one per 32 bytes,
- * or at one per 48 bytes (a zstandard archive) when that block cannot be
- * read.  Standard input and anything not a regular file add nothing; the
- * sum stops at SIZE_MAX. */
+ * per byte (cnt_container_guess_records), or at one per 48 bytes (a
+ * zstandard archive) when that block cannot be read; at most one per 32
+ * bytes it stores (cnt_files_guess, base/filehead.h).  Standard input and
+ * anything not a regular file add nothing; the sum stops at SIZE_MAX. */
 size_t cnt_dedup_expected_keys(char *const *names, int n);
 
 #endif

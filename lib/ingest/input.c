@@ -82,38 +82,22 @@ size_t cnt_input_line_events(const void *p, size_t n, uint64_t size)
 	if (lines == 0) /* no line an event could be in n bytes: few events */
 		return (size_t)(size / n + 1);
 	/* the sample's lines per byte over the file, and an eighth more, so
-	 * that a table sized for them is not doubled for a few more */
-	double events = (double)lines * (double)size / (double)n * 1.125;
-
-	return events >= (double)size ? (size_t)size : (size_t)events;
+	 * that a table sized for them is not doubled for a few more; a line
+	 * counted takes 17 bytes or more, so this is below size */
+	return (size_t)((double)lines * (double)size / (double)n * 1.125);
 }
 
-/* a + b, at most SIZE_MAX */
-static size_t add_sat(size_t a, size_t b)
+/* An Avro container by its first block, any other file by its lines. */
+static size_t guess_events(const void *head, size_t got, uint64_t size)
 {
-	return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+	size_t e = cnt_container_guess_records(head, got, size);
+
+	return e ? e : cnt_input_line_events(head, got, size);
 }
 
 size_t cnt_input_expected_events(char *const *names, int n)
 {
-	size_t events = 0;
-
-	for (int i = 0; i < n; i++) {
-		unsigned char head[65536];
-		uint64_t size, stored;
-		size_t got = cnt_file_head(names[i], head, sizeof(head), &size, &stored), e, most;
-
-		if (got == 0)
-			continue;
-		if ((e = cnt_container_guess_records(head, got, size)) == 0)
-			e = cnt_input_line_events(head, got, size);
-		/* Whatever the first bytes claim, at most an event in 32 bytes
-		 * (an archive's hold 48) of what the file holds on disk: a file,
-		 * sparse or not, cannot ask for a table larger than itself. */
-		most = (size_t)((stored < size ? stored : size) / 32);
-		events = add_sat(events, e < most ? e : most);
-	}
-	return events;
+	return cnt_files_guess(names, n, guess_events);
 }
 
 /* ---- lines ---------------------------------------------------------------- */

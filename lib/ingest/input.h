@@ -55,15 +55,16 @@ long cnt_input_read(int fd, const char *name, void *p, size_t n, cnt_err *err);
  * another producer's container may hold kilobytes), any other file (or a
  * container whose first block is not in those bytes) by its first lines'
  * (JSON lines of about 200 bytes, CSV rows of about 90 in the benchmark);
- * a file at most one event per 32 bytes it stores, whatever it claims.
- * Names that are "-", not regular files, empty or unreadable add nothing;
- * the sum stops at SIZE_MAX. */
+ * a file at most one event per 32 bytes it stores, whatever it claims
+ * (cnt_files_guess, base/filehead.h).  Names that are "-", not regular
+ * files, empty or unreadable add nothing; the sum stops at SIZE_MAX. */
 size_t cnt_input_expected_events(char *const *names, int n);
 /* The estimate for a file of size bytes from its first n (> 0) at p: its
  * lines when they are the whole file, else their lines per byte over the
- * file and an eighth more, at most size.  Only lines of at least
- * CNT_INPUT_LINE_SHORTEST bytes (without the '\n') are counted: no event
- * is shorter, and a file of blank lines must not ask for a big table. */
+ * file and an eighth more (so at most size * 9/8 / 17).  Only lines of at
+ * least CNT_INPUT_LINE_SHORTEST bytes (without the '\n') are counted: no
+ * event is shorter, and a file of blank lines must not ask for a big
+ * table. */
 #define CNT_INPUT_LINE_SHORTEST 16
 size_t cnt_input_line_events(const void *p, size_t n, uint64_t size);
 

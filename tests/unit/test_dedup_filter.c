@@ -309,29 +309,19 @@ static void test_expected_keys(void)
 		CHECK(k >= 20 && k <= 80);
 	}
 	/* a container whose first block claims 2^63 - 1 records in no bytes:
-	 * at most a key in 32 bytes of what it holds on disk, 1 MiB written,
-	 * then the same made a sparse 64 GiB */
+	 * at most a key in 32 bytes (test_filehead has the bound) */
 	{
 		static const uint8_t head[] = {'O', 'b', 'j', 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
 			0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0};
 		char big[] = "/tmp/test_dedup_filter.XXXXXX", *one[1] = {big};
 		int bfd = mkstemp(big);
-		size_t k;
-
-		static uint8_t body[1 << 20];
+		static uint8_t body[1 << 16];
 		struct stat sb;
 
 		memcpy(body, head, sizeof(head));
 		CHECK(bfd >= 0 && write(bfd, body, sizeof(body)) == (ssize_t)sizeof(body) && fsync(bfd) == 0);
-		CHECK(fstat(bfd, &sb) == 0);
-		k = cnt_dedup_expected_keys(one, 1);
-		CHECK_EQ_INT(k, (long long)((uint64_t)sb.st_blocks * 512 < sizeof(body) ? (uint64_t)sb.st_blocks * 512 : sizeof(body)) / 32);
-		CHECK(k <= sizeof(body) / 32);
-		CHECK(bfd >= 0 && ftruncate(bfd, (off_t)1 << 36) == 0);
-		CHECK(fstat(bfd, &sb) == 0);
-		k = cnt_dedup_expected_keys(one, 1);
-		CHECK_EQ_INT(k, (long long)sb.st_blocks * 512 / 32);
-		CHECK(k < (1 << 20) / 16);
+		CHECK(bfd >= 0 && fstat(bfd, &sb) == 0 && sb.st_blocks * 512 >= (long long)sizeof(body));
+		CHECK_EQ_INT(cnt_dedup_expected_keys(one, 1), sizeof(body) / 32);
 		if (bfd >= 0)
 			close(bfd);
 		unlink(big);
