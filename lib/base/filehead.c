@@ -25,7 +25,8 @@ size_t cnt_file_head(const char *name, void *buf, size_t cap, uint64_t *size, ui
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		got = pread(fd, buf, cap, 0);
+		/* not more than the size seen, should the file grow meanwhile */
+		got = pread(fd, buf, (uint64_t)st.st_size < cap ? (size_t)st.st_size : cap, 0);
 		*size = (uint64_t)st.st_size;
 		*stored = (uint64_t)st.st_blocks * 512;
 	}
@@ -48,8 +49,10 @@ size_t cnt_files_guess(char *const *names, int n, cnt_file_guess_fn guess)
 
 		if (got == 0)
 			continue;
-		/* an archive's records take 48 bytes or more: 32 is room to
-		 * spare, and a bound whatever the first bytes claim */
+		/* the one bound of every caller, whatever the first bytes
+		 * claim: an archive's records take 48 bytes or more, an event
+		 * of JSON lines or CSV more than 32 (shorter lines claim more
+		 * than they can hold) */
 		most = (size_t)((stored < size ? stored : size) / 32);
 		k = guess(head, got, size);
 		k = k < most ? k : most;

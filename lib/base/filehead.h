@@ -9,7 +9,8 @@
 #include <stdint.h>
 
 /* Reads up to cap bytes from the start of the file named name into buf.
- * Returns the bytes read (> 0), with *size the file's size and *stored
+ * Returns the bytes read (> 0, at most *size even if the file grows
+ * meanwhile), with *size the file's size and *stored
  * the bytes it takes on disk (st_blocks: less than *size for a sparse
  * file); 0 when name is "-", not a regular file, empty or unreadable.
  * A name that is not a regular file is not opened (opening a FIFO would

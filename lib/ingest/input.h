@@ -61,10 +61,11 @@ long cnt_input_read(int fd, const char *name, void *p, size_t n, cnt_err *err);
 size_t cnt_input_expected_events(char *const *names, int n);
 /* The estimate for a file of size bytes from its first n (> 0) at p: its
  * lines when they are the whole file, else their lines per byte over the
- * file and an eighth more (so at most size * 9/8 / 17).  Only lines of at
- * least CNT_INPUT_LINE_SHORTEST bytes (without the '\n') are counted: no
- * event is shorter, and a file of blank lines must not ask for a big
- * table. */
+ * file and an eighth more (below size: a line counted takes 17 bytes or
+ * more), or size / n + 1 when no line is counted in those bytes.  Only
+ * lines of at least CNT_INPUT_LINE_SHORTEST bytes (without the '\n') are
+ * counted: no event is shorter, and a file of blank lines must not ask
+ * for a big table.  cnt_files_guess bounds what a file may claim. */
 #define CNT_INPUT_LINE_SHORTEST 16
 size_t cnt_input_line_events(const void *p, size_t n, uint64_t size);
 
